@@ -1,0 +1,22 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Command } from "commander";
+import { registerDemo } from "./commands/demo.js";
+import { registerKv } from "./commands/kv.js";
+import { registerStatus } from "./commands/status.js";
+import { packageRoot } from "./package-root.js";
+
+export function buildProgram(): Command {
+  const { version } = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as {
+    version: string;
+  };
+  const program = new Command("agentstate")
+    .description("Durable SQLite state for AI-agent gateways: inspect, migrate, back up and search")
+    .version(version)
+    .showHelpAfterError()
+    .configureHelp({ sortSubcommands: true });
+  registerStatus(program);
+  registerKv(program);
+  registerDemo(program);
+  return program;
+}

@@ -1,0 +1,215 @@
+import { statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { openBetterSqlite3 } from "./better-sqlite3-driver.js";
+import type { DriverFactory, SqlDriver, SqlStatement } from "./driver.js";
+import { StateError } from "./errors.js";
+import { ensurePrivateDir, ensurePrivateFile, probeDatabaseFile, tightenFiles } from "./files.js";
+import { type DatabaseRole, latestSchemaVersion, type MigrationResult, migrate } from "./schema.js";
+
+export type CheckpointMode = "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE";
+
+export interface CheckpointResult {
+  busy: boolean;
+  walFrames: number;
+  checkpointedFrames: number;
+}
+
+export interface OpenDatabaseOptions {
+  path: string;
+  role: DatabaseRole;
+  /** Create the file (and its directories) when missing. Default true. */
+  create?: boolean;
+  driver?: DriverFactory;
+}
+
+const OPEN_OPTION_KEYS = new Set(["path", "role", "create", "driver"]);
+
+/** The pragmas every connection gets, in the order they must be set. */
+export const CONNECTION_PRAGMAS = [
+  ["busy_timeout", "30000"],
+  ["journal_mode", "WAL"],
+  ["synchronous", "NORMAL"],
+  ["foreign_keys", "ON"],
+] as const;
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** One open SQLite connection with agentstate's pragmas, schema and transaction helper. */
+export class Database {
+  readonly path: string;
+  readonly role: DatabaseRole;
+  readonly migration: MigrationResult;
+  private readonly driver: SqlDriver;
+  private savepointDepth = 0;
+
+  constructor(driver: SqlDriver, role: DatabaseRole, migration: MigrationResult) {
+    this.driver = driver;
+    this.path = driver.path;
+    this.role = role;
+    this.migration = migration;
+  }
+
+  get isOpen(): boolean {
+    return this.driver.open;
+  }
+
+  get schemaVersion(): number {
+    return this.pragma("user_version") as number;
+  }
+
+  /** Files that make up this database on disk while it is open. */
+  get files(): readonly string[] {
+    return [this.path, `${this.path}-wal`, `${this.path}-shm`];
+  }
+
+  prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row> {
+    this.assertOpen();
+    return this.driver.prepare<Row>(sql);
+  }
+
+  exec(sql: string): void {
+    this.assertOpen();
+    this.driver.exec(sql);
+  }
+
+  /** Reads one pragma's first value (`pragma("user_version")` → 1). */
+  pragma(name: string): unknown {
+    if (!/^[a-z_]+$/.test(name)) throw new TypeError(`Expected a pragma name, got ${name}`);
+    const row = this.prepare(`PRAGMA ${name}`).get();
+    return row === undefined ? undefined : Object.values(row)[0];
+  }
+
+  /**
+   * Runs `fn` in a write transaction and returns its result. The outermost call takes the write
+   * lock up front (`BEGIN IMMEDIATE`), so a read-then-write body cannot fail half-way with
+   * SQLITE_BUSY; nested calls become savepoints that roll back alone. The body must be synchronous:
+   * an async body would commit before its awaits ran.
+   */
+  tx<T>(fn: () => T): T {
+    if (typeof fn !== "function") throw new TypeError("Expected a function for tx()");
+    this.assertOpen();
+    const nested = this.driver.inTransaction;
+    const savepoint = `sp_${++this.savepointDepth}`;
+    this.driver.exec(nested ? `SAVEPOINT ${savepoint}` : "BEGIN IMMEDIATE");
+    try {
+      const result = fn();
+      if (isPromiseLike(result)) {
+        throw new TypeError("Expected a synchronous transaction body; tx() got a Promise");
+      }
+      this.driver.exec(nested ? `RELEASE ${savepoint}` : "COMMIT");
+      return result;
+    } catch (error) {
+      // SQLite may already have rolled back on its own (e.g. a full disk): only undo what is open.
+      if (this.driver.inTransaction) {
+        this.driver.exec(nested ? `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}` : "ROLLBACK");
+      }
+      throw error;
+    } finally {
+      this.savepointDepth--;
+    }
+  }
+
+  checkpoint(mode: CheckpointMode = "PASSIVE"): CheckpointResult {
+    const row = this.prepare<{ busy: number; log: number; checkpointed: number }>(
+      `PRAGMA wal_checkpoint(${mode})`,
+    ).get();
+    return {
+      busy: row?.busy === 1,
+      walFrames: row?.log ?? 0,
+      checkpointedFrames: row?.checkpointed ?? 0,
+    };
+  }
+
+  /** `PRAGMA integrity_check`: `["ok"]` when healthy, else the problems SQLite lists. */
+  integrityCheck(): string[] {
+    return this.prepare<{ integrity_check: string }>("PRAGMA integrity_check")
+      .all()
+      .map((row) => row.integrity_check);
+  }
+
+  /** `PRAGMA quick_check`: the cheaper check (no index-content cross-check). */
+  quickCheck(): string[] {
+    return this.prepare<{ quick_check: string }>("PRAGMA quick_check")
+      .all()
+      .map((row) => row.quick_check);
+  }
+
+  /** Bytes of the database file plus its WAL. */
+  sizeBytes(): number {
+    let total = 0;
+    for (const file of [this.path, `${this.path}-wal`]) {
+      try {
+        total += statSync(file).size;
+      } catch {
+        // A missing WAL simply adds nothing.
+      }
+    }
+    return total;
+  }
+
+  close(): void {
+    if (this.driver.open) this.driver.close();
+  }
+
+  private assertOpen(): void {
+    if (!this.driver.open) {
+      throw new StateError("E_CLOSED", `database is closed: ${this.path}`, {
+        details: { path: this.path },
+      });
+    }
+  }
+}
+
+function validateOpenOptions(options: OpenDatabaseOptions): void {
+  for (const key of Object.keys(options)) {
+    if (!OPEN_OPTION_KEYS.has(key)) throw new TypeError(`Unknown option for openDatabase: ${key}`);
+  }
+  if (typeof options.path !== "string" || options.path === "") {
+    throw new TypeError("Expected openDatabase({ path }) to be a non-empty string");
+  }
+  if (options.role !== "global" && options.role !== "agent") {
+    throw new TypeError(`Expected openDatabase({ role }) to be "global" or "agent"`);
+  }
+}
+
+/**
+ * Opens (or creates) a database of a role: checks the file is SQLite and not newer than this
+ * release before SQLite touches it, creates directories 0700 and files 0600, sets the connection
+ * pragmas and applies pending schema migrations.
+ */
+export function openDatabase(options: OpenDatabaseOptions): Database {
+  validateOpenOptions(options);
+  const path = resolve(options.path);
+  const probe = probeDatabaseFile(path);
+  const supported = latestSchemaVersion(options.role);
+  if (probe.headerUserVersion > supported) {
+    throw new StateError(
+      "E_SCHEMA_TOO_NEW",
+      `database ${path} has schema version ${probe.headerUserVersion}, newer than this agentstate supports (${supported}); upgrade agentstate to open it (the file was left untouched)`,
+      { details: { path, found: probe.headerUserVersion, supported } },
+    );
+  }
+  if (!probe.exists) {
+    if (options.create === false) {
+      throw new StateError("E_NOT_FOUND", `no database at ${path}`, { details: { path } });
+    }
+    ensurePrivateDir(dirname(path));
+    ensurePrivateFile(path);
+  }
+  const driver = (options.driver ?? openBetterSqlite3)(path, { fileMustExist: true });
+  try {
+    for (const [name, value] of CONNECTION_PRAGMAS) driver.exec(`PRAGMA ${name} = ${value}`);
+    const migration = migrate(driver, options.role);
+    tightenFiles([path, `${path}-wal`, `${path}-shm`]);
+    return new Database(driver, options.role, migration);
+  } catch (error) {
+    driver.close();
+    throw error;
+  }
+}

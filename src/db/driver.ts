@@ -1,0 +1,35 @@
+/**
+ * The few calls agentstate makes of a SQLite engine. Stores and the schema runner use only this, so
+ * a second engine (node:sqlite on newer Node releases) is one more adapter, not a rewrite.
+ */
+export type SqlValue = string | number | bigint | Uint8Array | null;
+export type SqlParams = readonly SqlValue[] | [Readonly<Record<string, SqlValue>>];
+
+export interface SqlRunResult {
+  changes: number;
+  lastInsertRowid: number | bigint;
+}
+
+export interface SqlStatement<Row = Record<string, unknown>> {
+  run(...params: SqlParams): SqlRunResult;
+  get(...params: SqlParams): Row | undefined;
+  all(...params: SqlParams): Row[];
+  iterate(...params: SqlParams): IterableIterator<Row>;
+}
+
+export interface SqlDriver {
+  readonly path: string;
+  readonly inTransaction: boolean;
+  readonly open: boolean;
+  prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row>;
+  exec(sql: string): void;
+  close(): void;
+}
+
+export interface DriverOpenOptions {
+  readonly?: boolean;
+  /** Fail instead of creating the file. */
+  fileMustExist?: boolean;
+}
+
+export type DriverFactory = (path: string, options: DriverOpenOptions) => SqlDriver;

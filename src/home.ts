@@ -1,0 +1,205 @@
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { columnsOf } from "./db/columns.js";
+import { type Database, openDatabase } from "./db/database.js";
+import type { SqlStatement } from "./db/driver.js";
+import { StateError } from "./db/errors.js";
+import { validateAgentId } from "./ids.js";
+import { KvStore } from "./stores/kv-store.js";
+
+export const GLOBAL_DB_RELATIVE_PATH = join("state", "state.sqlite");
+
+/** Where an agent's database lives, relative to the home. */
+export function agentDbRelativePath(agentId: string): string {
+  return join("agents", validateAgentId(agentId), "agent", "agent.sqlite");
+}
+
+/**
+ * The home directory: the explicit option, else `$AGENTSTATE_HOME`, else `~/.agentstate`.
+ * A leading `~/` is expanded so the same string works from a shell and from a config file.
+ */
+export function resolveHomePath(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  const chosen = explicit || env.AGENTSTATE_HOME || join(homedir(), ".agentstate");
+  const expanded =
+    chosen === "~" || chosen.startsWith("~/") ? join(homedir(), chosen.slice(1)) : chosen;
+  return resolve(expanded);
+}
+
+interface AgentRegistryRow {
+  agent_id: string;
+  config_fingerprint: string | null;
+  created_at: number;
+  updated_at: number;
+  agent_db_path: string;
+}
+
+interface AgentDatabaseRow {
+  agent_id: string;
+  path: string;
+  schema_version: number;
+  last_seen_at: number;
+  size_bytes: number;
+}
+
+export const AGENT_COLUMNS = columnsOf<AgentRegistryRow>()(
+  "agent_id",
+  "config_fingerprint",
+  "created_at",
+  "updated_at",
+  "agent_db_path",
+);
+export const AGENT_DATABASE_COLUMNS = columnsOf<AgentDatabaseRow>()(
+  "agent_id",
+  "path",
+  "schema_version",
+  "last_seen_at",
+  "size_bytes",
+);
+
+export interface AgentRecord {
+  agentId: string;
+  createdAt: number;
+  /** Absolute path of the agent's database. */
+  dbPath: string;
+  schemaVersion: number;
+  lastSeenAt: number;
+  sizeBytes: number;
+}
+
+/** One agent's data plane: its database and the stores over it. */
+export interface AgentState {
+  readonly agentId: string;
+  readonly db: Database;
+  readonly kv: KvStore;
+}
+
+export interface OpenStateHomeOptions {
+  /** The home directory; see `resolveHomePath` for the default. */
+  home?: string;
+  /** Create the home and its global database when missing (default true). */
+  create?: boolean;
+}
+
+export interface AgentOpenOptions {
+  /** Create and register the agent when it is new (default true). */
+  create?: boolean;
+}
+
+const HOME_OPTION_KEYS = new Set(["home", "create"]);
+const AGENT_OPTION_KEYS = new Set(["create"]);
+
+function rejectUnknown(options: object, allowed: Set<string>, where: string): void {
+  for (const key of Object.keys(options)) {
+    if (!allowed.has(key)) throw new TypeError(`Unknown option for ${where}: ${key}`);
+  }
+}
+
+/**
+ * An agentstate home: the global control-plane database, opened at once, and one database per
+ * agent, opened on first use and registered in `agents` / `agent_databases`.
+ */
+export class StateHome {
+  readonly path: string;
+  readonly db: Database;
+  readonly kv: KvStore;
+  private readonly agents = new Map<string, AgentState>();
+  private readonly selectRegistered: SqlStatement<AgentRegistryRow>;
+  private readonly insertAgent: SqlStatement;
+  private readonly upsertAgentDatabase: SqlStatement;
+  private readonly selectAgents: SqlStatement<AgentRegistryRow & AgentDatabaseRow>;
+
+  constructor(path: string, db: Database) {
+    this.path = path;
+    this.db = db;
+    this.kv = new KvStore(db);
+    this.selectRegistered = db.prepare("SELECT * FROM agents WHERE agent_id = ?");
+    this.insertAgent = db.prepare(
+      `INSERT INTO agents (agent_id, created_at, updated_at, agent_db_path) VALUES (?, ?, ?, ?)
+       ON CONFLICT (agent_id) DO UPDATE SET updated_at = excluded.updated_at, agent_db_path = excluded.agent_db_path`,
+    );
+    this.upsertAgentDatabase = db.prepare(
+      `INSERT INTO agent_databases (agent_id, path, schema_version, last_seen_at, size_bytes) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (agent_id) DO UPDATE SET path = excluded.path, schema_version = excluded.schema_version,
+         last_seen_at = excluded.last_seen_at, size_bytes = excluded.size_bytes`,
+    );
+    this.selectAgents = db.prepare(
+      `SELECT a.*, d.path, d.schema_version, d.last_seen_at, d.size_bytes
+       FROM agents a JOIN agent_databases d USING (agent_id) ORDER BY a.agent_id`,
+    );
+  }
+
+  /** Opens (creating and registering on first use) the database of `agentId`. */
+  agent(agentId: string, options: AgentOpenOptions = {}): AgentState {
+    rejectUnknown(options, AGENT_OPTION_KEYS, "home.agent");
+    const open = this.agents.get(agentId);
+    if (open) return open;
+    const relative = agentDbRelativePath(agentId);
+    const dbPath = join(this.path, relative);
+    const registered = this.selectRegistered.get(agentId);
+    if (!registered && options.create === false) {
+      throw new StateError("E_NOT_FOUND", `no agent "${agentId}" in home ${this.path}`, {
+        details: { agentId, home: this.path },
+      });
+    }
+    if (registered && !existsSync(dbPath)) {
+      // Recreating it empty would hide a lost database behind a healthy-looking one.
+      throw new StateError(
+        "E_NOT_FOUND",
+        `agent "${agentId}" is registered but its database is missing: ${dbPath}`,
+        { details: { agentId, path: dbPath } },
+      );
+    }
+    const db = openDatabase({ path: dbPath, role: "agent" });
+    try {
+      const now = Date.now();
+      this.db.tx(() => {
+        this.insertAgent.run(agentId, registered?.created_at ?? now, now, relative);
+        this.upsertAgentDatabase.run(agentId, relative, db.schemaVersion, now, db.sizeBytes());
+      });
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    const state: AgentState = Object.freeze({ agentId, db, kv: new KvStore(db) });
+    this.agents.set(agentId, state);
+    return state;
+  }
+
+  /** Registered agents, by id. */
+  listAgents(): AgentRecord[] {
+    return this.selectAgents.all().map((row) => ({
+      agentId: row.agent_id,
+      createdAt: row.created_at,
+      dbPath: join(this.path, row.path),
+      schemaVersion: row.schema_version,
+      lastSeenAt: row.last_seen_at,
+      sizeBytes: row.size_bytes,
+    }));
+  }
+
+  hasAgent(agentId: string): boolean {
+    return this.selectRegistered.get(agentId) !== undefined;
+  }
+
+  /** Closes every agent database, then the global one. Safe to call twice. */
+  close(): void {
+    for (const agent of this.agents.values()) agent.db.close();
+    this.agents.clear();
+    this.db.close();
+  }
+}
+
+export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
+  rejectUnknown(options, HOME_OPTION_KEYS, "openStateHome");
+  const path = resolveHomePath(options.home);
+  const globalPath = join(path, GLOBAL_DB_RELATIVE_PATH);
+  if (options.create === false && !existsSync(globalPath)) {
+    throw new StateError(
+      "E_NOT_FOUND",
+      `no agentstate home at ${path} (missing ${GLOBAL_DB_RELATIVE_PATH})`,
+      { details: { home: path } },
+    );
+  }
+  return new StateHome(path, openDatabase({ path: globalPath, role: "global" }));
+}
