@@ -9,6 +9,7 @@ const EXIT_CODES: Partial<Record<StateErrorCode, number>> = {
   E_SCHEMA_TOO_NEW: 4,
   E_SCHEMA_MISMATCH: 4,
   E_CORRUPT_SOURCE: 4,
+  E_CORRUPT: 4,
   E_CONFLICT: 5,
   E_BUSY: 5,
   E_TOO_LARGE: 6,

@@ -1,8 +1,10 @@
-import { statSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { linkSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { threadId } from "node:worker_threads";
 import { openBetterSqlite3 } from "./better-sqlite3-driver.js";
 import type { DriverFactory, SqlDriver, SqlStatement } from "./driver.js";
-import { StateError } from "./errors.js";
+import { isStateError, StateError } from "./errors.js";
 import { ensurePrivateDir, ensurePrivateFile, probeDatabaseFile, tightenFiles } from "./files.js";
 import { type DatabaseRole, latestSchemaVersion, type MigrationResult, migrate } from "./schema.js";
 
@@ -126,18 +128,28 @@ export class Database {
     };
   }
 
-  /** `PRAGMA integrity_check`: `["ok"]` when healthy, else the problems SQLite lists. */
+  /** `PRAGMA integrity_check`: `["ok"]` when healthy, else the problems found. Never throws for corruption. */
   integrityCheck(): string[] {
-    return this.prepare<{ integrity_check: string }>("PRAGMA integrity_check")
-      .all()
-      .map((row) => row.integrity_check);
+    return this.check("integrity_check");
   }
 
   /** `PRAGMA quick_check`: the cheaper check (no index-content cross-check). */
   quickCheck(): string[] {
-    return this.prepare<{ quick_check: string }>("PRAGMA quick_check")
-      .all()
-      .map((row) => row.quick_check);
+    return this.check("quick_check");
+  }
+
+  private check(pragma: "integrity_check" | "quick_check"): string[] {
+    try {
+      return this.prepare<Record<string, string>>(`PRAGMA ${pragma}`)
+        .all()
+        .map((row) => String(Object.values(row)[0]));
+    } catch (error) {
+      // Damage bad enough to stop the check itself is still an answer, not a crash.
+      if (isStateError(error, "E_CORRUPT") || isStateError(error, "E_NOT_A_DATABASE")) {
+        return [error.message];
+      }
+      throw error;
+    }
   }
 
   /** Bytes of the database file plus its WAL. */
@@ -178,6 +190,37 @@ function validateOpenOptions(options: OpenDatabaseOptions): void {
   }
 }
 
+function applyPragmas(driver: SqlDriver): void {
+  for (const [name, value] of CONNECTION_PRAGMAS) driver.exec(`PRAGMA ${name} = ${value}`);
+}
+
+/**
+ * Builds a new database beside its final path (WAL mode, full schema) and links it into place in
+ * one step. Connections racing to create the same file then never see a half-initialized file or
+ * convert its journal mode at the same time (which SQLite answers with BUSY or I/O errors); the
+ * loser of the race simply opens the winner's file.
+ */
+function createDatabaseFile(path: string, role: DatabaseRole, factory: DriverFactory): void {
+  const draft = `${path}.new-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}`;
+  ensurePrivateFile(draft);
+  try {
+    const driver = factory(draft, { fileMustExist: true });
+    try {
+      applyPragmas(driver);
+      migrate(driver, role);
+    } finally {
+      driver.close();
+    }
+    try {
+      linkSync(draft, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  } finally {
+    for (const file of [draft, `${draft}-wal`, `${draft}-shm`]) rmSync(file, { force: true });
+  }
+}
+
 /**
  * Opens (or creates) a database of a role: checks the file is SQLite and not newer than this
  * release before SQLite touches it, creates directories 0700 and files 0600, sets the connection
@@ -195,16 +238,17 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
       { details: { path, found: probe.headerUserVersion, supported } },
     );
   }
+  const factory = options.driver ?? openBetterSqlite3;
   if (!probe.exists) {
     if (options.create === false) {
       throw new StateError("E_NOT_FOUND", `no database at ${path}`, { details: { path } });
     }
     ensurePrivateDir(dirname(path));
-    ensurePrivateFile(path);
+    createDatabaseFile(path, options.role, factory);
   }
-  const driver = (options.driver ?? openBetterSqlite3)(path, { fileMustExist: true });
+  const driver = factory(path, { fileMustExist: true });
   try {
-    for (const [name, value] of CONNECTION_PRAGMAS) driver.exec(`PRAGMA ${name} = ${value}`);
+    applyPragmas(driver);
     const migration = migrate(driver, options.role);
     tightenFiles([path, `${path}-wal`, `${path}-shm`]);
     return new Database(driver, options.role, migration);

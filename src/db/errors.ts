@@ -8,6 +8,7 @@ export const STATE_ERROR_CODES = [
   "E_CLOSED",
   "E_CONFLICT",
   "E_CONSTRAINT",
+  "E_CORRUPT",
   "E_CORRUPT_SOURCE",
   "E_INVALID_ARGUMENT",
   "E_INVALID_ID",
@@ -76,6 +77,9 @@ export function wrapSqliteError(error: unknown, dbPath: string): unknown {
       cause: error,
       details,
     });
+  }
+  if (sqliteCode.startsWith("SQLITE_CORRUPT")) {
+    return new StateError("E_CORRUPT", `database is corrupt: ${where}`, { cause: error, details });
   }
   if (sqliteCode.startsWith("SQLITE_CONSTRAINT")) {
     return new StateError("E_CONSTRAINT", where, { cause: error, details });

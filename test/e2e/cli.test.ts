@@ -1,0 +1,163 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTempDirs } from "../../src/test-support/temp-dir.js";
+import { requireBuild } from "../support/built.js";
+import { cli } from "../support/cli.js";
+
+const tempDir = useTempDirs();
+beforeAll(requireBuild);
+
+describe("agentstate --help", () => {
+  const commands = [
+    [],
+    ["status"],
+    ["demo"],
+    ["kv"],
+    ["kv", "get"],
+    ["kv", "set"],
+    ["kv", "list"],
+    ["kv", "delete"],
+  ];
+  for (const command of commands) {
+    it(`documents ${command.join(" ") || "the program"}`, () => {
+      const result = cli([...command, "--help"]);
+      expect(result.status).toBe(0);
+      expect(result.stdout).toMatch(/Usage: agentstate/);
+      if (command.length > 0 && command[0] !== "kv") expect(result.stdout).toContain("--json");
+    });
+  }
+
+  it("fails with a usage error on an unknown command", () => {
+    const result = cli(["frobnicate"]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/unknown command/);
+  });
+});
+
+describe("agentstate kv and status", () => {
+  it("describes a home with two agents as JSON", () => {
+    const home = tempDir();
+    expect(cli(["kv", "set", "prefs", "theme", '"dark"', "--home", home]).status).toBe(0);
+    expect(
+      cli(["kv", "set", "notes", "n1", '{"a":1}', "--agent", "main", "--home", home]).status,
+    ).toBe(0);
+    expect(
+      cli(["kv", "set", "notes", "n1", "[1,2]", "--agent", "research", "--home", home]).status,
+    ).toBe(0);
+
+    const result = cli(["status", "--home", home, "--json"]);
+    expect(result.status).toBe(0);
+    const status = JSON.parse(result.stdout);
+    expect(status.home).toBe(home);
+    expect(
+      status.databases.map((d: { role: string; agentId: string | null }) => [d.role, d.agentId]),
+    ).toEqual([
+      ["global", null],
+      ["agent", "main"],
+      ["agent", "research"],
+    ]);
+    const [global, main] = status.databases;
+    expect(global.path).toBe(join(home, "state", "state.sqlite"));
+    expect(global.tables).toMatchObject({ kv: 1, agents: 2, agent_databases: 2 });
+    expect(main.tables).toMatchObject({ kv: 1 });
+    for (const db of status.databases) {
+      expect(db).toMatchObject({ schemaVersion: 1, quickCheck: "ok" });
+      expect(db.bytes).toBeGreaterThan(0);
+    }
+
+    const text = cli(["status", "--home", home]);
+    expect(text.stdout).toMatch(/agent\s+research/);
+  });
+
+  it("uses $AGENTSTATE_HOME when --home is absent", () => {
+    const home = tempDir();
+    expect(cli(["kv", "set", "s", "k", "42"], { AGENTSTATE_HOME: home }).status).toBe(0);
+    const got = cli(["kv", "get", "s", "k", "--home", home]);
+    expect(got.stdout.trim()).toBe("42");
+  });
+
+  it("lists, gets and deletes entries", () => {
+    const home = tempDir();
+    for (const key of ["b", "a", "c"]) cli(["kv", "set", "s", key, `"${key}"`, "--home", home]);
+    const list = cli(["kv", "list", "s", "--json", "--home", home]);
+    expect(JSON.parse(list.stdout).map((e: { key: string }) => e.key)).toEqual(["a", "b", "c"]);
+    expect(cli(["kv", "delete", "s", "a", "--home", home]).status).toBe(0);
+    const missing = cli(["kv", "get", "s", "a", "--home", home]);
+    expect(missing.status).toBe(3);
+    expect(missing.stderr).toContain("no kv entry s/a");
+  });
+
+  it("explains bad input with the value at fault", () => {
+    const home = tempDir();
+    const bad = cli(["kv", "set", "s", "k", "not json", "--home", home]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('"not json"');
+    const badAgent = cli(["kv", "set", "s", "k", "1", "--agent", "../x", "--home", home]);
+    expect(badAgent.status).toBe(2);
+    expect(badAgent.stderr).toContain("agent id");
+  });
+
+  it("refuses a missing home without creating it", () => {
+    const home = join(tempDir(), "nowhere");
+    const result = cli(["status", "--home", home, "--json"]);
+    expect(result.status).toBe(3);
+    expect(JSON.parse(result.stderr).error).toMatchObject({ code: "E_NOT_FOUND" });
+  });
+
+  it("refuses a garbage global database and names it, leaving it untouched", () => {
+    const home = tempDir();
+    cli(["kv", "set", "s", "k", "1", "--home", home]);
+    const path = join(home, "state", "state.sqlite");
+    writeFileSync(path, "garbage ".repeat(100));
+    const result = cli(["status", "--home", home]);
+    expect(result.status).toBe(4);
+    expect(result.stderr).toContain(path);
+    expect(readFileSync(path, "utf8")).toBe("garbage ".repeat(100));
+  });
+
+  it("refuses an agent database from a newer release", () => {
+    const home = tempDir();
+    cli(["kv", "set", "s", "k", "1", "--agent", "main", "--home", home]);
+    const path = join(home, "agents", "main", "agent", "agent.sqlite");
+    const raw = new BetterSqlite3(path);
+    raw.pragma("user_version = 99");
+    raw.close();
+    const result = cli(["status", "--home", home, "--json"]);
+    expect(result.status).toBe(4);
+    expect(JSON.parse(result.stderr).error).toMatchObject({
+      code: "E_SCHEMA_TOO_NEW",
+      details: { path, found: 99 },
+    });
+  });
+});
+
+describe("agentstate demo", () => {
+  it("copies the sample legacy home and shows what it holds", () => {
+    const dir = tempDir();
+    const result = cli(["demo", "--dir", dir]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain(join(dir, "home"));
+    expect(result.stdout).toMatch(/transcript \(\.jsonl\)\s+3\s+\d+/);
+    expect(result.stdout).toMatch(/credentials \(never imported\)\s+1/);
+    expect(result.stdout).toMatch(/agent\s+main/);
+
+    const json = JSON.parse(cli(["demo", "--dir", tempDir(), "--json"]).stdout);
+    const kinds = json.legacySources.map((s: { kind: string }) => s.kind);
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        "session-index",
+        "transcript",
+        "transcript-archive",
+        "cron-jobs",
+        "cron-runs",
+        "subagent-runs",
+        "config",
+        "credentials",
+        "lock",
+      ]),
+    );
+    expect(json.status.databases).toHaveLength(3);
+  });
+});

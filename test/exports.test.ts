@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import * as api from "../src/index.js";
+
+describe("public API", () => {
+  it("exports exactly the documented runtime names", () => {
+    expect(Object.keys(api).sort()).toEqual(
+      [
+        "Database",
+        "KvStore",
+        "MAX_KV_VALUE_BYTES",
+        "STATE_ERROR_CODES",
+        "StateError",
+        "StateHome",
+        "describeHome",
+        "isStateError",
+        "latestSchemaVersion",
+        "openDatabase",
+        "openStateHome",
+        "resolveHomePath",
+        "validateAgentId",
+      ].sort(),
+    );
+  });
+});
