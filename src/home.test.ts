@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isStateError } from "./db/errors.js";
+import { latestSchemaVersion } from "./db/schema.js";
 import { openStateHome, resolveHomePath } from "./home.js";
 import { modeOf, useTempDirs } from "./test-support/temp-dir.js";
 
@@ -42,13 +43,13 @@ describe("StateHome", () => {
       {
         agent_id: "main",
         path: "agents/main/agent/agent.sqlite",
-        schema_version: 1,
+        schema_version: latestSchemaVersion("agent"),
         size_bytes: expect.any(Number),
       },
       {
         agent_id: "research",
         path: "agents/research/agent/agent.sqlite",
-        schema_version: 1,
+        schema_version: latestSchemaVersion("agent"),
         size_bytes: expect.any(Number),
       },
     ]);

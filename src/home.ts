@@ -1,11 +1,14 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { SessionsApi } from "./api/sessions-api.js";
+import { TranscriptsApi } from "./api/transcripts-api.js";
 import { columnsOf } from "./db/columns.js";
 import { type Database, openDatabase } from "./db/database.js";
 import type { SqlStatement } from "./db/driver.js";
 import { StateError } from "./db/errors.js";
 import { validateAgentId } from "./ids.js";
+import { type AgentStores, createAgentStores } from "./stores/agent/agent-stores.js";
 import { KvStore } from "./stores/kv-store.js";
 
 export const GLOBAL_DB_RELATIVE_PATH = join("state", "state.sqlite");
@@ -68,10 +71,9 @@ export interface AgentRecord {
 }
 
 /** One agent's data plane: its database and the stores over it. */
-export interface AgentState {
+export interface AgentState extends AgentStores {
   readonly agentId: string;
   readonly db: Database;
-  readonly kv: KvStore;
 }
 
 export interface OpenStateHomeOptions {
@@ -103,6 +105,10 @@ export class StateHome {
   readonly path: string;
   readonly db: Database;
   readonly kv: KvStore;
+  /** Session entries and lifecycle, by `(agentId, sessionKey)`. */
+  readonly sessions: SessionsApi;
+  /** Transcripts, by `{ agentId, sessionId }`. */
+  readonly transcripts: TranscriptsApi;
   private readonly agents = new Map<string, AgentState>();
   private readonly selectRegistered: SqlStatement<AgentRegistryRow>;
   private readonly insertAgent: SqlStatement;
@@ -113,6 +119,8 @@ export class StateHome {
     this.path = path;
     this.db = db;
     this.kv = new KvStore(db);
+    this.sessions = new SessionsApi(this);
+    this.transcripts = new TranscriptsApi(this);
     this.selectRegistered = db.prepare("SELECT * FROM agents WHERE agent_id = ?");
     this.insertAgent = db.prepare(
       `INSERT INTO agents (agent_id, created_at, updated_at, agent_db_path) VALUES (?, ?, ?, ?)
@@ -161,7 +169,7 @@ export class StateHome {
       db.close();
       throw error;
     }
-    const state: AgentState = Object.freeze({ agentId, db, kv: new KvStore(db) });
+    const state: AgentState = Object.freeze({ agentId, db, ...createAgentStores(db, agentId) });
     this.agents.set(agentId, state);
     return state;
   }

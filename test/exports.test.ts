@@ -6,6 +6,11 @@ describe("public API", () => {
     expect(Object.keys(api).sort()).toEqual(
       [
         "Database",
+        "INLINE_BLOB_THRESHOLD",
+        "TranscriptTree",
+        "buildContext",
+        "encodeJsonl",
+        "parseJsonl",
         "KvStore",
         "MAX_KV_VALUE_BYTES",
         "STATE_ERROR_CODES",

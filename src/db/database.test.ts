@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { modeOf, useTempDirs } from "../test-support/temp-dir.js";
 import { openDatabase } from "./database.js";
 import { isStateError, StateError } from "./errors.js";
+import { latestSchemaVersion } from "./schema.js";
 
 const tempDir = useTempDirs();
 
@@ -17,7 +18,7 @@ describe("openDatabase", () => {
       expect(db.pragma("synchronous")).toBe(1); // NORMAL
       expect(db.pragma("busy_timeout")).toBe(30000);
       expect(db.pragma("foreign_keys")).toBe(1);
-      expect(db.schemaVersion).toBe(1);
+      expect(db.schemaVersion).toBe(latestSchemaVersion("agent"));
       db.close();
     }
   });
@@ -142,7 +143,7 @@ describe("Database.tx", () => {
       }),
     ).toThrow("boom");
     expect(keys()).toEqual([]);
-    expect(db.pragma("user_version")).toBe(1);
+    expect(db.pragma("user_version")).toBe(latestSchemaVersion("agent"));
     db.close();
   });
 
@@ -199,11 +200,15 @@ describe("maintenance helpers", () => {
       for (let i = 0; i < 2000; i++) insert.run(`key-${i}`, JSON.stringify("x".repeat(50)));
     });
     db.checkpoint("TRUNCATE");
+    const root = db
+      .prepare<{ rootpage: number }>("SELECT rootpage FROM sqlite_schema WHERE name = 'kv'")
+      .get();
     db.close();
-    // Overwrite part of a b-tree page in the middle of the file (not the header).
+    // Overwrite the body of the kv table's root page (pages count from 1).
     const bytes = readFileSync(path);
     const pageSize = bytes.readUInt16BE(16);
-    bytes.fill(0xff, pageSize * 3 + 8, pageSize * 3 + 200);
+    const offset = pageSize * ((root?.rootpage ?? 2) - 1);
+    bytes.fill(0xff, offset + 8, offset + 200);
     writeFileSync(path, bytes);
     const reopened = openDatabase({ path, role: "agent" });
     expect(reopened.integrityCheck()).not.toEqual(["ok"]);

@@ -2,6 +2,13 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AGENT_COLUMNS, AGENT_DATABASE_COLUMNS } from "../home.js";
+import { SESSION_ENTRY_COLUMNS } from "../stores/agent/session-store.js";
+import {
+  EVENT_COLUMNS,
+  IDENTITY_COLUMNS,
+  SESSION_COLUMNS,
+  SNAPSHOT_COLUMNS,
+} from "../stores/agent/transcript-rows.js";
 import { KV_COLUMNS } from "../stores/kv-store.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { type Database, openDatabase } from "./database.js";
@@ -20,7 +27,14 @@ function columnsOfTable(db: Database, table: string): string[] {
 /** Row types declared in TypeScript, by role and table, checked against the committed .sql. */
 const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
   global: { kv: KV_COLUMNS, agents: AGENT_COLUMNS, agent_databases: AGENT_DATABASE_COLUMNS },
-  agent: { kv: KV_COLUMNS },
+  agent: {
+    kv: KV_COLUMNS,
+    session_entries: SESSION_ENTRY_COLUMNS,
+    sessions: SESSION_COLUMNS,
+    transcript_events: EVENT_COLUMNS,
+    transcript_event_identities: IDENTITY_COLUMNS,
+    transcript_snapshots: SNAPSHOT_COLUMNS,
+  },
 };
 
 describe("schema migrations", () => {

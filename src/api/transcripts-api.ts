@@ -1,0 +1,120 @@
+import type { AgentState, StateHome } from "../home.js";
+import type { NewSnapshot, TranscriptSnapshot } from "../stores/agent/snapshot-store.js";
+import type { ForkOptions } from "../stores/agent/transcript-branches.js";
+import type { SearchHit, SearchOptions } from "../stores/agent/transcript-search.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  NewTranscriptEvent,
+  ReadOptions,
+  SessionScope,
+  StoredEvent,
+} from "../stores/agent/transcript-store.js";
+import type { ContextEntry } from "../transcript/context.js";
+import type { TranscriptTree } from "../transcript/tree.js";
+
+/** A transcript's identity: the agent (its database) and the session (its rows). */
+export interface TranscriptScope {
+  agentId: string;
+  sessionId: string;
+}
+
+export interface HomeSearchOptions extends SearchOptions {
+  /** Only this agent (default: every registered agent). */
+  agentId?: string;
+}
+
+/**
+ * Transcripts addressed by `{ agentId, sessionId }` and nothing else: no path, file name or
+ * locator is ever an identity. Reads never create an agent; appends create and register it.
+ */
+export class TranscriptsApi {
+  constructor(private readonly home: StateHome) {}
+
+  private open(scope: { agentId: string }): AgentState {
+    return this.home.agent(scope.agentId, { create: false });
+  }
+
+  append(scope: TranscriptScope, event: NewTranscriptEvent, options?: AppendOptions): AppendResult {
+    return this.home.agent(scope.agentId).transcripts.append(scope.sessionId, event, options);
+  }
+
+  appendMany(
+    scope: TranscriptScope,
+    events: readonly NewTranscriptEvent[],
+    options?: Omit<AppendOptions, "idempotencyKey">,
+  ): AppendResult[] {
+    return this.home.agent(scope.agentId).transcripts.appendMany(scope.sessionId, events, options);
+  }
+
+  read(scope: TranscriptScope, options?: ReadOptions): StoredEvent[] {
+    return this.open(scope).transcripts.read(scope.sessionId, options);
+  }
+
+  tail(scope: TranscriptScope, n?: number): StoredEvent[] {
+    return this.open(scope).transcripts.tail(scope.sessionId, n);
+  }
+
+  get(scope: TranscriptScope, eventId: string): StoredEvent | undefined {
+    return this.open(scope).transcripts.get(scope.sessionId, eventId);
+  }
+
+  exportJsonl(scope: TranscriptScope): IterableIterator<string> {
+    return this.open(scope).transcripts.exportJsonl(scope.sessionId);
+  }
+
+  /** Sessions with a log, most recent first, of one agent or of all. */
+  listScopes(options: { agentId?: string; limit?: number } = {}): SessionScope[] {
+    const limit = options.limit ?? 1000;
+    const agents = options.agentId
+      ? [options.agentId]
+      : this.home.listAgents().map((a) => a.agentId);
+    return agents
+      .flatMap((agentId) => this.open({ agentId }).transcripts.listScopes(limit))
+      .sort((a, b) => b.updatedAt - a.updatedAt || a.sessionId.localeCompare(b.sessionId))
+      .slice(0, limit);
+  }
+
+  tree(scope: TranscriptScope): TranscriptTree {
+    return this.open(scope).branches.tree(scope.sessionId);
+  }
+
+  branch(scope: TranscriptScope, eventId: string, options?: { summary?: string }): string {
+    return this.open(scope).branches.branch(scope.sessionId, eventId, options);
+  }
+
+  label(scope: TranscriptScope, targetId: string, label: string | null): AppendResult {
+    return this.open(scope).branches.label(scope.sessionId, targetId, label);
+  }
+
+  fork(scope: TranscriptScope, options?: ForkOptions): TranscriptScope {
+    const session = this.open(scope).branches.fork(scope.sessionId, options);
+    return { agentId: scope.agentId, sessionId: session.sessionId };
+  }
+
+  context(scope: TranscriptScope, options?: { leafId?: string }): ContextEntry[] {
+    return this.open(scope).branches.context(scope.sessionId, options);
+  }
+
+  snapshot(scope: TranscriptScope, input: NewSnapshot): TranscriptSnapshot {
+    return this.open(scope).snapshots.create(scope.sessionId, input);
+  }
+
+  snapshots(scope: TranscriptScope): TranscriptSnapshot[] {
+    return this.open(scope).snapshots.list(scope.sessionId);
+  }
+
+  restoreSnapshot(scope: TranscriptScope, snapshotId: string): ContextEntry[] {
+    return this.open(scope).snapshots.restore(scope.sessionId, snapshotId);
+  }
+
+  /** Ranked full-text search over one agent or all of them, best hits first. */
+  search(query: string, options: HomeSearchOptions = {}): SearchHit[] {
+    const { agentId, ...rest } = options;
+    const agents = agentId ? [agentId] : this.home.listAgents().map((a) => a.agentId);
+    return agents
+      .flatMap((id) => this.open({ agentId: id }).search.search(query, rest))
+      .sort((a, b) => a.score - b.score)
+      .slice(0, rest.limit ?? 20);
+  }
+}

@@ -1,0 +1,29 @@
+import { StateError } from "../../db/errors.js";
+
+const MAX_ID_LENGTH = 200;
+// Ids travel in URLs, file names of exports and log lines: no control characters.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function checkId(kind: string, value: unknown, where: string): string {
+  if (
+    typeof value !== "string" ||
+    value.length === 0 ||
+    value.length > MAX_ID_LENGTH ||
+    CONTROL.test(value)
+  ) {
+    throw new StateError(
+      "E_INVALID_ID",
+      `${kind} must be 1 to ${MAX_ID_LENGTH} printable characters${where}, got ${JSON.stringify(value)?.slice(0, 80)}`,
+      { details: { [kind.replace(/ (\w)/, (_, c: string) => c.toUpperCase())]: value } },
+    );
+  }
+  return value;
+}
+
+export function checkSessionId(sessionId: unknown): string {
+  return checkId("session id", sessionId, "");
+}
+
+export function checkEventId(eventId: unknown, sessionId: string): string {
+  return checkId("event id", eventId, ` (session ${sessionId})`);
+}

@@ -1,0 +1,399 @@
+import { columnsOf } from "../../db/columns.js";
+import type { Database } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import { StateError } from "../../db/errors.js";
+import { type JsonValue, toJson } from "../json.js";
+import { prefixUpperBound } from "../kv-store.js";
+
+/** Real legacy entries reach ~70 KB (skill and prompt snapshots); this leaves ample headroom. */
+export const MAX_SESSION_ENTRY_BYTES = 1024 * 1024;
+export const MAX_SESSION_KEY_LENGTH = 512;
+const MAX_LIST_LIMIT = 1000;
+const MAX_PATCH_ATTEMPTS = 100;
+const LIST_OPTION_KEYS = new Set(["prefix", "updatedSince", "limit", "cursor"]);
+const PATCH_OPTION_KEYS = new Set(["expectedVersion", "maxAttempts"]);
+// A lone UTF-16 surrogate cannot be stored as UTF-8: SQLite would see U+FFFD instead, so two
+// different JS keys could name one row.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** A session entry: a JSON object whose legacy fields (sessionId, updatedAt, origin …) are kept verbatim. */
+export type SessionEntryData = { [key: string]: JsonValue };
+
+export interface SessionEntry {
+  sessionKey: string;
+  entry: SessionEntryData;
+  /** 1 when created, +1 on every write: the compare-and-swap token of `patch`. */
+  version: number;
+  updatedAt: number;
+}
+
+/**
+ * Either fields to shallow-merge over the current entry (a field set to `undefined` is removed), or
+ * a synchronous function from the current entry (a fresh copy, or undefined) to the next one. The
+ * function may run more than once when other writers win races, so it should not have side effects.
+ */
+export type SessionPatch =
+  | Partial<SessionEntryData>
+  | ((current: SessionEntryData | undefined) => SessionEntryData);
+
+export interface PatchOptions {
+  /** Write only if the entry is at this version (0: only if it does not exist), else E_CONFLICT. */
+  expectedVersion?: number;
+  /** Attempts before giving up on optimism and taking the write lock (default 8, 1 to 100). */
+  maxAttempts?: number;
+}
+
+export interface SessionListOptions {
+  /** Only keys starting with this string, compared literally (no wildcards). */
+  prefix?: string;
+  /** Only entries with `updatedAt >= updatedSince`. */
+  updatedSince?: number;
+  /** At most this many entries per page (default 100, at most 1000). */
+  limit?: number;
+  /** `nextCursor` of the previous page; absent or null for the first page. */
+  cursor?: string | null;
+}
+
+export interface SessionListPage {
+  /** Most recently updated first (ties: key descending). */
+  entries: SessionEntry[];
+  /** Opaque; null on the last page. */
+  nextCursor: string | null;
+}
+
+interface SessionEntryRow {
+  session_key: string;
+  entry_json: string;
+  version: number;
+  updated_at: number;
+}
+
+export const SESSION_ENTRY_COLUMNS = columnsOf<SessionEntryRow>()(
+  "session_key",
+  "entry_json",
+  "version",
+  "updated_at",
+);
+
+type Updater = (current: SessionEntryData | undefined) => unknown;
+
+/** How a key shows in a message: quoted, and cut short so a huge key cannot flood a log. */
+function showKey(key: unknown): string {
+  if (typeof key !== "string") return key === null ? "null" : typeof key;
+  return JSON.stringify(key.length > 80 ? `${key.slice(0, 80)}…` : key);
+}
+
+function checkKey(key: unknown): string {
+  if (
+    typeof key !== "string" ||
+    key.length === 0 ||
+    key.length > MAX_SESSION_KEY_LENGTH ||
+    LONE_SURROGATE.test(key)
+  ) {
+    const length = typeof key === "string" ? ` (${key.length} characters)` : "";
+    throw new StateError(
+      "E_INVALID_ARGUMENT",
+      `invalid session key ${showKey(key)}${length}: expected well-formed text of 1 to ${MAX_SESSION_KEY_LENGTH} characters`,
+    );
+  }
+  return key;
+}
+
+function isPlainObject(value: unknown): value is SessionEntryData {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/**
+ * Legacy entries carry their own `updatedAt` (Unix ms): using it as the row's updated_at keeps
+ * imported sessions in their legacy order. Anything else is stamped now.
+ */
+function updatedAtOf(entry: SessionEntryData): number {
+  const value = entry.updatedAt;
+  const ms = typeof value === "number" && Number.isFinite(value) ? Math.trunc(value) : Number.NaN;
+  return Number.isSafeInteger(ms) ? ms : Date.now();
+}
+
+function encodeEntry(key: string, entry: unknown): { json: string; updatedAt: number } {
+  const what = `session entry ${showKey(key)}`;
+  const json = isPlainObject(entry) ? toJson(entry, what) : "";
+  // The JSON text is checked too: a top-level toJSON() could still turn an object into an array.
+  if (!isPlainObject(entry) || !json.startsWith("{")) {
+    throw new StateError("E_INVALID_ARGUMENT", `${what} must be a plain JSON object`, {
+      details: { sessionKey: key },
+    });
+  }
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_SESSION_ENTRY_BYTES) {
+    throw new StateError(
+      "E_TOO_LARGE",
+      `${what} is ${bytes} bytes of JSON; the limit is ${MAX_SESSION_ENTRY_BYTES}. Keep transcripts and large artifacts in their own stores and reference them from the entry`,
+      { details: { sessionKey: key, bytes, limit: MAX_SESSION_ENTRY_BYTES } },
+    );
+  }
+  return { json, updatedAt: updatedAtOf(entry) };
+}
+
+function parseEntry(key: string, json: string): SessionEntryData {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    value = error;
+  }
+  if (!isPlainObject(value)) {
+    throw new StateError("E_CORRUPT", `session entry ${showKey(key)} is not a JSON object`, {
+      cause: value instanceof Error ? value : undefined,
+      details: { sessionKey: key },
+    });
+  }
+  return value;
+}
+
+function fromRow(row: SessionEntryRow): SessionEntry {
+  return {
+    sessionKey: row.session_key,
+    entry: parseEntry(row.session_key, row.entry_json),
+    version: row.version,
+    updatedAt: row.updated_at,
+  };
+}
+
+function rejectUnknownOptions(options: object, known: Set<string>, method: string): void {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`Expected an options object for SessionStore.${method}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.has(key)) throw new TypeError(`Unknown option for SessionStore.${method}: ${key}`);
+  }
+}
+
+function checkInteger(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new StateError(
+      "E_INVALID_ARGUMENT",
+      `${name} must be an integer from ${min} to ${max}, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+function checkPatchOptions(options: PatchOptions) {
+  rejectUnknownOptions(options, PATCH_OPTION_KEYS, "patch");
+  const { expectedVersion, maxAttempts = 8 } = options;
+  return {
+    expectedVersion:
+      expectedVersion === undefined
+        ? undefined
+        : checkInteger("expectedVersion", expectedVersion, 0, Number.MAX_SAFE_INTEGER),
+    maxAttempts: checkInteger("maxAttempts", maxAttempts, 1, MAX_PATCH_ATTEMPTS),
+  };
+}
+
+function toUpdater(patch: SessionPatch): Updater {
+  if (typeof patch === "function") return patch;
+  if (!isPlainObject(patch)) {
+    throw new TypeError("Expected a patch object or a function for SessionStore.patch");
+  }
+  return (current) => ({ ...current, ...patch });
+}
+
+function computeNext(key: string, update: Updater, current: SessionEntryData | undefined): unknown {
+  const next = update(current);
+  if (isPromiseLike(next)) {
+    // The caller gets this TypeError; the orphaned promise must not also crash the process later
+    // as an unhandled rejection.
+    next.then(undefined, () => {});
+    throw new TypeError(
+      `Expected a synchronous patch function for session ${showKey(key)}; it returned a Promise`,
+    );
+  }
+  return next;
+}
+
+function conflict(key: string, expectedVersion: number, actualVersion: number): StateError {
+  const actual = actualVersion === 0 ? "does not exist" : `is at version ${actualVersion}`;
+  return new StateError(
+    "E_CONFLICT",
+    `session entry ${showKey(key)} ${actual}, expected version ${expectedVersion}`,
+    { details: { sessionKey: key, expectedVersion, actualVersion } },
+  );
+}
+
+function encodeCursor(updatedAt: number, key: string): string {
+  return Buffer.from(JSON.stringify([updatedAt, key])).toString("base64url");
+}
+
+function decodeCursor(cursor: unknown): readonly [number, string] {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(String(cursor), "base64url").toString("utf8"));
+  } catch {
+    value = undefined;
+  }
+  const ok =
+    typeof cursor === "string" &&
+    Array.isArray(value) &&
+    value.length === 2 &&
+    Number.isSafeInteger(value[0]) &&
+    typeof value[1] === "string" &&
+    // Node's base64 decoder skips characters it does not know; only the exact encoding passes.
+    encodeCursor(value[0], value[1]) === cursor;
+  if (!ok) {
+    throw new StateError("E_INVALID_ARGUMENT", `malformed session list cursor ${showKey(cursor)}`);
+  }
+  return value as [number, string];
+}
+
+function checkListOptions(options: SessionListOptions) {
+  rejectUnknownOptions(options, LIST_OPTION_KEYS, "list");
+  const { prefix = "", updatedSince, limit = 100, cursor } = options;
+  if (typeof prefix !== "string" || LONE_SURROGATE.test(prefix)) {
+    throw new StateError("E_INVALID_ARGUMENT", `invalid session key prefix ${showKey(prefix)}`);
+  }
+  if (updatedSince !== undefined && !Number.isFinite(updatedSince)) {
+    throw new StateError("E_INVALID_ARGUMENT", "updatedSince must be a finite number");
+  }
+  return {
+    // -Infinity binds as a REAL below every INTEGER: no lower bound, one statement shape.
+    since: updatedSince ?? Number.NEGATIVE_INFINITY,
+    prefix,
+    upper: prefix === "" ? null : (prefixUpperBound(prefix) ?? null),
+    limit: checkInteger("limit", limit, 1, MAX_LIST_LIMIT),
+    after: cursor === undefined || cursor === null ? undefined : decodeCursor(cursor),
+  };
+}
+
+/**
+ * Always walks the (updated_at, session_key) index newest first and stops after the page. Without
+ * INDEXED BY, a prefix makes SQLite prefer the primary-key range and sort every match, ~70 KB of
+ * entry_json each, in a temp B-tree. The prefix test reads only the index entry (a deferred seek),
+ * so skipped rows are never loaded. `after` adds the keyset bound as a row-value range.
+ */
+function listSql(after: boolean): string {
+  return `SELECT * FROM session_entries INDEXED BY session_entries_updated
+    WHERE updated_at >= @since
+      AND session_key >= @prefix AND (@upper IS NULL OR session_key < @upper)
+      ${after ? "AND (updated_at, session_key) < (@afterAt, @afterKey)" : ""}
+    ORDER BY updated_at DESC, session_key DESC
+    LIMIT @limit`;
+}
+
+/**
+ * The routing slots of an agent's conversations (`agent:main:main` …) and their metadata, one row
+ * per key in the agent database. Every write touches one row; `patch` is compare-and-swap on
+ * `version`, so concurrent patches from threads and processes lose nothing.
+ */
+export class SessionStore {
+  private readonly selectOne: SqlStatement<SessionEntryRow>;
+  private readonly upsertRow: SqlStatement<{ version: number }>;
+  private readonly insertIfAbsent: SqlStatement;
+  private readonly updateIfVersion: SqlStatement;
+  private readonly deleteOne: SqlStatement;
+  private readonly listFirst: SqlStatement<SessionEntryRow>;
+  private readonly listAfter: SqlStatement<SessionEntryRow>;
+
+  constructor(private readonly db: Database) {
+    this.selectOne = db.prepare("SELECT * FROM session_entries WHERE session_key = ?");
+    this.upsertRow = db.prepare(
+      `INSERT INTO session_entries (session_key, entry_json, version, updated_at) VALUES (?, ?, 1, ?)
+       ON CONFLICT (session_key) DO UPDATE SET entry_json = excluded.entry_json,
+         version = session_entries.version + 1, updated_at = excluded.updated_at
+       RETURNING version`,
+    );
+    this.insertIfAbsent = db.prepare(
+      `INSERT INTO session_entries (session_key, entry_json, version, updated_at) VALUES (?, ?, 1, ?)
+       ON CONFLICT (session_key) DO NOTHING`,
+    );
+    this.updateIfVersion = db.prepare(
+      `UPDATE session_entries SET entry_json = ?, version = version + 1, updated_at = ?
+       WHERE session_key = ? AND version = ?`,
+    );
+    this.deleteOne = db.prepare("DELETE FROM session_entries WHERE session_key = ?");
+    this.listFirst = db.prepare(listSql(false));
+    this.listAfter = db.prepare(listSql(true));
+  }
+
+  get(sessionKey: string): SessionEntry | undefined {
+    const row = this.selectOne.get(checkKey(sessionKey));
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** Replaces the entry whole (creating it at version 1); the version goes up by one. */
+  upsert(sessionKey: string, entry: SessionEntryData): SessionEntry {
+    const key = checkKey(sessionKey);
+    const { json, updatedAt } = encodeEntry(key, entry);
+    // RETURNING always yields the row just written.
+    const { version } = this.upsertRow.get(key, json, updatedAt) as { version: number };
+    return { sessionKey: key, entry: JSON.parse(json) as SessionEntryData, version, updatedAt };
+  }
+
+  /**
+   * Read, compute, compare-and-swap on `version`; on a lost race, again, the last attempt under the
+   * write lock. Contention alone never fails it (short of the 30 s busy_timeout expiring: E_BUSY);
+   * E_CONFLICT only when `expectedVersion` does not match.
+   */
+  patch(sessionKey: string, patch: SessionPatch, options: PatchOptions = {}): SessionEntry {
+    const key = checkKey(sessionKey);
+    const { expectedVersion, maxAttempts } = checkPatchOptions(options);
+    const update = toUpdater(patch);
+    for (let attempt = 1; attempt < maxAttempts; attempt++) {
+      const written = this.attemptPatch(key, update, expectedVersion);
+      if (written) return written;
+    }
+    // Optimistic attempts hold the write lock only for the write itself, not while the caller's
+    // function runs, so they come first. After maxAttempts - 1 lost races, the last attempt runs
+    // under BEGIN IMMEDIATE: holding the write lock from the read to the write, no other writer
+    // can change the row in between, so it cannot lose. A patch never fails from contention alone.
+    const written = this.db.tx(() => this.attemptPatch(key, update, expectedVersion));
+    if (!written) {
+      throw new StateError("E_CONFLICT", `session entry ${showKey(key)} changed under its lock`);
+    }
+    return written;
+  }
+
+  delete(sessionKey: string): boolean {
+    return this.deleteOne.run(checkKey(sessionKey)).changes > 0;
+  }
+
+  /** One page of entries, most recently updated first; follow `nextCursor` for the next page. */
+  list(options: SessionListOptions = {}): SessionListPage {
+    const { since, prefix, upper, limit, after } = checkListOptions(options);
+    // One row more than the page tells whether another page follows, so the last page says null.
+    const params = { since, prefix, upper, limit: limit + 1 };
+    const rows = after
+      ? this.listAfter.all({ ...params, afterAt: after[0], afterKey: after[1] })
+      : this.listFirst.all(params);
+    const entries = rows.slice(0, limit).map(fromRow);
+    const last = entries.at(-1);
+    const more = rows.length > limit && last !== undefined;
+    return { entries, nextCursor: more ? encodeCursor(last.updatedAt, last.sessionKey) : null };
+  }
+
+  /** One read-compute-write round; undefined when another writer changed the row in between. */
+  private attemptPatch(
+    key: string,
+    update: Updater,
+    expectedVersion: number | undefined,
+  ): SessionEntry | undefined {
+    const row = this.selectOne.get(key);
+    const actualVersion = row?.version ?? 0;
+    if (expectedVersion !== undefined && expectedVersion !== actualVersion) {
+      throw conflict(key, expectedVersion, actualVersion);
+    }
+    // Parsed afresh on every attempt, so the function may mutate what it is given.
+    const current = row ? parseEntry(key, row.entry_json) : undefined;
+    const { json, updatedAt } = encodeEntry(key, computeNext(key, update, current));
+    const changes = row
+      ? this.updateIfVersion.run(json, updatedAt, key, row.version).changes
+      : this.insertIfAbsent.run(key, json, updatedAt).changes;
+    if (changes === 0) return undefined;
+    const entry = JSON.parse(json) as SessionEntryData;
+    return { sessionKey: key, entry, version: actualVersion + 1, updatedAt };
+  }
+}

@@ -1,0 +1,205 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type Database, openDatabase } from "../../db/database.js";
+import { isStateError } from "../../db/errors.js";
+import { corpusTranscripts, sessionIdOfFile } from "../../test-support/corpus.js";
+import { useTempDirs } from "../../test-support/temp-dir.js";
+import type { TranscriptEvent } from "../../transcript/event.js";
+import { parseJsonl } from "../../transcript/jsonl-codec.js";
+import { INLINE_BLOB_THRESHOLD, TranscriptStore } from "./transcript-store.js";
+
+const tempDir = useTempDirs();
+
+function open(): { db: Database; store: TranscriptStore } {
+  const db = openDatabase({ path: join(tempDir(), "agent.sqlite"), role: "agent" });
+  return { db, store: new TranscriptStore(db, "main") };
+}
+
+const user = (text: string) => ({
+  type: "message",
+  message: { role: "user", content: [{ type: "text", text }], timestamp: 1 },
+});
+
+describe("TranscriptStore.append", () => {
+  it("creates the session with a header, then chains events on the current leaf", () => {
+    const { db, store } = open();
+    const first = store.append("s1", user("hello"), { sessionKey: "agent:main:main", cwd: "/w" });
+    const second = store.append("s1", user("again"));
+    expect(first.seq).toBe(2);
+    expect(second.seq).toBe(3);
+    expect(first.event.parentId).toBeNull();
+    expect(second.event.parentId).toBe(first.event.id);
+    expect(Object.keys(second.event).slice(0, 4)).toEqual(["type", "id", "parentId", "timestamp"]);
+    const rows = db
+      .prepare<{ seq: number; event_json: string }>(
+        "SELECT seq, event_json FROM transcript_events WHERE session_id = 's1' ORDER BY seq",
+      )
+      .all();
+    const header = JSON.parse(rows[0]?.event_json ?? "{}");
+    expect(header).toMatchObject({ type: "session", version: 3, id: "s1", cwd: "/w" });
+    expect(rows.map((r) => r.seq)).toEqual([1, 2, 3]);
+    expect(db.prepare("SELECT session_key, last_seq, leaf_event_id FROM sessions").get()).toEqual({
+      session_key: "agent:main:main",
+      last_seq: 3,
+      leaf_event_id: second.event.id,
+    });
+    expect(
+      db
+        .prepare(
+          "SELECT event_id, has_parent, parent_id FROM transcript_event_identities WHERE seq = 3",
+        )
+        .get(),
+    ).toEqual({ event_id: second.event.id, has_parent: 1, parent_id: first.event.id });
+    db.close();
+  });
+
+  it("branches from an explicit parent and refuses unknown parents", () => {
+    const { db, store } = open();
+    const a = store.append("s", user("a"));
+    store.append("s", user("b"));
+    const c = store.append("s", { ...user("c"), parentId: a.event.id });
+    expect(c.event.parentId).toBe(a.event.id);
+    const root = store.append("s", { ...user("root"), parentId: null });
+    expect(root.event.parentId).toBeNull();
+    try {
+      store.append("s", { ...user("x"), parentId: "nope" });
+      expect.unreachable();
+    } catch (error) {
+      expect(isStateError(error, "E_NOT_FOUND")).toBe(true);
+      expect((error as Error).message).toContain("nope");
+    }
+    expect(store.tail("s", 100)).toHaveLength(5);
+    db.close();
+  });
+
+  it("returns the first event for a repeated idempotency key", () => {
+    const { db, store } = open();
+    const first = store.append("s", user("once"), { idempotencyKey: "k1" });
+    const again = store.append("s", user("once, retried"), { idempotencyKey: "k1" });
+    expect(again.deduplicated).toBe(true);
+    expect(again.event).toEqual(first.event);
+    const viaMessage = {
+      type: "message",
+      message: { role: "assistant", content: [], idempotencyKey: "k2" },
+    };
+    store.append("s", viaMessage);
+    expect(store.append("s", viaMessage).deduplicated).toBe(true);
+    expect(db.prepare("SELECT count(*) AS n FROM transcript_events").get()).toEqual({ n: 3 });
+    db.close();
+  });
+
+  it("keeps imported records exactly, including absent parents and dangling ones", () => {
+    const { db, store } = open();
+    const records: TranscriptEvent[] = [
+      { type: "session", version: 3, id: "other-id", timestamp: "2026-01-01T00:00:00.000Z" },
+      {
+        type: "message",
+        id: "aa",
+        timestamp: "2026-01-01T00:00:01.000Z",
+        message: { role: "assistant", content: [], stopReason: "injected" },
+      },
+      {
+        type: "message",
+        id: "bb",
+        parentId: "gone",
+        timestamp: "2026-01-01T00:00:02.000Z",
+        message: { role: "user", content: "x" },
+      },
+    ];
+    store.appendMany("s", records, { verbatim: true });
+    expect(store.read("s").map((e) => e.event)).toEqual(records);
+    expect(Object.hasOwn(store.get("s", "aa")?.event ?? {}, "parentId")).toBe(false);
+    expect(db.prepare("SELECT created_at FROM transcript_events WHERE seq = 2").get()).toEqual({
+      created_at: Date.parse("2026-01-01T00:00:01.000Z"),
+    });
+    db.close();
+  });
+
+  it("deduplicates a replayed event id and refuses a different event under it", () => {
+    const { db, store } = open();
+    const record = {
+      type: "custom",
+      id: "c1",
+      parentId: null,
+      timestamp: "2026-01-01T00:00:00.000Z",
+      data: { n: 1 },
+    };
+    store.append("s", record, { verbatim: true });
+    expect(store.append("s", record, { verbatim: true }).deduplicated).toBe(true);
+    expect(() => store.append("s", { ...record, data: { n: 2 } }, { verbatim: true })).toThrowError(
+      expect.objectContaining({ code: "E_CONFLICT" }),
+    );
+    expect(() => store.append("s", { type: "session", id: "s" })).toThrowError(
+      /already has a header/,
+    );
+    db.close();
+  });
+
+  it("moves large inline images to deduplicated blobs and restores them byte-identical", () => {
+    const { db, store } = open();
+    const data = Buffer.alloc(INLINE_BLOB_THRESHOLD * 2, 7).toString("base64");
+    const image = (text: string) => ({
+      type: "message",
+      message: {
+        role: "user",
+        content: [
+          { type: "text", text },
+          { type: "image", data, mimeType: "image/png" },
+        ],
+      },
+    });
+    const a = store.append("s", image("look"));
+    store.append("t", image("same picture"));
+    const stored = db
+      .prepare<{ event_json: string }>(
+        "SELECT event_json FROM transcript_events WHERE seq = 2 AND session_id = 's'",
+      )
+      .get();
+    expect(stored?.event_json.length).toBeLessThan(600);
+    expect(
+      db.prepare("SELECT count(*) AS n, max(size_bytes) AS size FROM transcript_blobs").get(),
+    ).toEqual({
+      n: 1,
+      size: data.length,
+    });
+    expect(db.prepare("SELECT count(*) AS n FROM transcript_blob_refs").get()).toEqual({ n: 2 });
+    expect(store.get("s", a.event.id)?.event).toEqual(a.event);
+    expect([...store.exportJsonl("s")][1]).toBe(`${JSON.stringify(a.event)}\n`);
+    db.close();
+  });
+
+  it("reads ranges, tails and validates input", () => {
+    const { db, store } = open();
+    for (let i = 0; i < 30; i++) store.append("s", user(`m${i}`));
+    expect(store.read("s", { afterSeq: 10, limit: 5 }).map((e) => e.seq)).toEqual([
+      11, 12, 13, 14, 15,
+    ]);
+    expect(store.tail("s", 3).map((e) => e.seq)).toEqual([29, 30, 31]);
+    expect(store.read("missing")).toEqual([]);
+    expect(() => store.append("", user("x"))).toThrowError(
+      expect.objectContaining({ code: "E_INVALID_ID" }),
+    );
+    expect(() => store.append("s", { type: "" })).toThrowError(/type/);
+    expect(() => store.append("s", user("x"), { idempotent: true } as never)).toThrow(
+      /Unknown append option/,
+    );
+    expect(() => store.tail("s", 0)).toThrow(/limit/);
+    db.close();
+  });
+});
+
+describe("JSONL export", () => {
+  it("reproduces every real transcript byte for byte after a verbatim import", () => {
+    const files = corpusTranscripts();
+    const { db, store } = open();
+    for (const file of files) {
+      const sessionId = `${sessionIdOfFile(file.name)}:${files.indexOf(file)}`;
+      const parsed = parseJsonl(file.text);
+      const events = parsed.flatMap((line) => (line.ok ? [line.event] : []));
+      expect(events.length, file.name).toBe(parsed.length);
+      store.appendMany(sessionId, events, { verbatim: true, ensureHeader: false });
+      expect([...store.exportJsonl(sessionId)].join(""), file.name).toBe(file.text);
+    }
+    db.close();
+  });
+});
