@@ -2,14 +2,20 @@ import { StateError } from "../../db/errors.js";
 
 const MAX_ID_LENGTH = 200;
 // Ids travel in URLs, file names of exports and log lines: no control characters.
-const CONTROL = /[\u0000-\u001f\u007f]/;
+function hasControl(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
 
 function checkId(kind: string, value: unknown, where: string): string {
   if (
     typeof value !== "string" ||
     value.length === 0 ||
     value.length > MAX_ID_LENGTH ||
-    CONTROL.test(value)
+    hasControl(value)
   ) {
     throw new StateError(
       "E_INVALID_ID",
