@@ -1,11 +1,12 @@
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../db/database.js";
 import { isStateError } from "../../db/errors.js";
 import { corpusTranscripts, sessionIdOfFile } from "../../test-support/corpus.js";
 import { useTempDirs } from "../../test-support/temp-dir.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
-import { parseJsonl } from "../../transcript/jsonl-codec.js";
+import { encodeJsonl, parseJsonl } from "../../transcript/jsonl-codec.js";
 import { INLINE_BLOB_THRESHOLD, TranscriptStore } from "./transcript-store.js";
 
 const tempDir = useTempDirs();
@@ -200,6 +201,75 @@ describe("JSONL export", () => {
       store.appendMany(sessionId, events, { verbatim: true, ensureHeader: false });
       expect([...store.exportJsonl(sessionId)].join(""), file.name).toBe(file.text);
     }
+    db.close();
+  });
+});
+
+describe("JSONL export of generated transcripts", () => {
+  it("reproduces generated legacy-shaped files after a verbatim import", () => {
+    const { db, store } = open();
+    const text = fc.string({ maxLength: 30 });
+    const block = fc.oneof(
+      fc.record({ type: fc.constant("text"), text }),
+      fc.record({ type: fc.constant("thinking"), thinking: text, thinkingSignature: text }),
+      fc.record({
+        type: fc.constant("toolCall"),
+        id: text,
+        name: text,
+        arguments: fc.dictionary(text, fc.jsonValue()),
+      }),
+      fc.record({
+        type: fc.constant("image"),
+        data: fc.base64String({ maxLength: 200 }),
+        mimeType: fc.constant("image/png"),
+      }),
+    );
+    const record = fc.record({
+      type: fc.constantFrom("message", "custom", "model_change", "compaction", "something_new"),
+      parent: fc.option(fc.constantFrom("none", "null", "prev"), { nil: undefined }),
+      timestamp: fc.date({ noInvalidDate: true, min: new Date(0) }).map((d) => d.toISOString()),
+      message: fc.record({
+        role: fc.constantFrom("user", "assistant", "toolResult"),
+        content: fc.array(block, { maxLength: 4 }),
+      }),
+      extra: fc.dictionary(
+        fc
+          .string({ minLength: 1, maxLength: 8 })
+          .filter((k) => !["type", "id", "parentId", "timestamp", "message"].includes(k)),
+        fc.jsonValue(),
+        { maxKeys: 3 },
+      ),
+    });
+    let n = 0;
+    fc.assert(
+      fc.property(fc.array(record, { minLength: 1, maxLength: 25 }), (records) => {
+        const sessionId = `gen-${n++}`;
+        const events = records.map((r, i) => {
+          const event: Record<string, unknown> = {
+            type: r.type,
+            id: `e${i.toString(16).padStart(7, "0")}`,
+          };
+          if (r.parent === "null" || (r.parent === "prev" && i === 0)) event.parentId = null;
+          else if (r.parent === "prev")
+            event.parentId = `e${(i - 1).toString(16).padStart(7, "0")}`;
+          event.timestamp = r.timestamp;
+          if (r.type === "message") event.message = r.message;
+          Object.assign(event, r.extra);
+          return JSON.parse(JSON.stringify(event)) as TranscriptEvent;
+        });
+        const header = {
+          type: "session",
+          version: 3,
+          id: sessionId,
+          timestamp: "2026-01-01T00:00:00.000Z",
+        };
+        const file = encodeJsonl([header as TranscriptEvent, ...events]);
+        const parsed = parseJsonl(file).flatMap((line) => (line.ok ? [line.event] : []));
+        store.appendMany(sessionId, parsed, { verbatim: true, ensureHeader: false });
+        expect([...store.exportJsonl(sessionId)].join("")).toBe(file);
+      }),
+      { numRuns: 100 },
+    );
     db.close();
   });
 });
