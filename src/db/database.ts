@@ -21,10 +21,15 @@ export interface OpenDatabaseOptions {
   role: DatabaseRole;
   /** Create the file (and its directories) when missing. Default true. */
   create?: boolean;
+  /**
+   * Open an existing database for reading only: nothing on disk changes (no schema migration,
+   * no journal-mode switch). Writes fail with a SQLite read-only error.
+   */
+  readonly?: boolean;
   driver?: DriverFactory;
 }
 
-const OPEN_OPTION_KEYS = new Set(["path", "role", "create", "driver"]);
+const OPEN_OPTION_KEYS = new Set(["path", "role", "create", "readonly", "driver"]);
 
 /** The pragmas every connection gets, in the order they must be set. */
 export const CONNECTION_PRAGMAS = [
@@ -221,6 +226,25 @@ function createDatabaseFile(path: string, role: DatabaseRole, factory: DriverFac
   }
 }
 
+function openReadonly(
+  path: string,
+  role: DatabaseRole,
+  exists: boolean,
+  factory: DriverFactory,
+): Database {
+  if (!exists) throw new StateError("E_NOT_FOUND", `no database at ${path}`, { details: { path } });
+  const driver = factory(path, { readonly: true, fileMustExist: true });
+  try {
+    driver.exec("PRAGMA busy_timeout = 30000");
+    const version = driver.prepare<{ user_version: number }>("PRAGMA user_version").get();
+    const current = version?.user_version ?? 0;
+    return new Database(driver, role, { from: current, to: current, applied: [] });
+  } catch (error) {
+    driver.close();
+    throw error;
+  }
+}
+
 /**
  * Opens (or creates) a database of a role: checks the file is SQLite and not newer than this
  * release before SQLite touches it, creates directories 0700 and files 0600, sets the connection
@@ -239,6 +263,7 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
     );
   }
   const factory = options.driver ?? openBetterSqlite3;
+  if (options.readonly) return openReadonly(path, options.role, probe.exists, factory);
   if (!probe.exists) {
     if (options.create === false) {
       throw new StateError("E_NOT_FOUND", `no database at ${path}`, { details: { path } });

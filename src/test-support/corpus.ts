@@ -38,3 +38,26 @@ export function sessionIdOfFile(name: string): string {
   const base = name.split(/[\\/]/).at(-1) ?? name;
   return base.slice(0, base.indexOf(".jsonl"));
 }
+
+/**
+ * Directories of the corpus laid out like a legacy home (holding `agents/`, `cron/` or
+ * `subagents/`), leaving out older snapshots kept under `_versions/`.
+ */
+export function corpusHomes(): string[] {
+  if (!existsSync(CORPUS_DIR)) {
+    if (process.env.CI === "true") throw new Error(`the shared corpus is missing at ${CORPUS_DIR}`);
+    return [];
+  }
+  const homes = new Set<string>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name === "_versions") continue;
+      const path = join(dir, entry.name);
+      if (["agents", "cron", "subagents"].includes(entry.name) && !dir.endsWith("/agents"))
+        homes.add(dir);
+      walk(path);
+    }
+  };
+  walk(CORPUS_DIR);
+  return [...homes].sort();
+}

@@ -3,11 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ensurePrivateDir } from "../../db/files.js";
-import {
-  discoverLegacySources,
-  LEGACY_SOURCE_KINDS,
-  type LegacySource,
-} from "../../doctor/discover.js";
+import { LEGACY_SOURCE_KINDS } from "../../doctor/discover.js";
+import { type PlannedSource, planMigration } from "../../doctor/plan.js";
 import { openStateHome } from "../../home.js";
 import { describeHome } from "../../status/describe-home.js";
 import { addJsonOption, type JsonOption } from "../common.js";
@@ -19,7 +16,7 @@ interface DemoOptions extends JsonOption {
   dir?: string;
 }
 
-function summarize(sources: readonly LegacySource[]) {
+function summarize(sources: readonly PlannedSource[]) {
   const byKind = new Map<
     string,
     { kind: string; files: number; bytes: number; records: number | null }
@@ -48,7 +45,7 @@ export function registerDemo(program: Command): void {
     ensurePrivateDir(workDir);
     cpSync(join(packageRoot(), "examples", "legacy-home"), homePath, { recursive: true });
 
-    const sources = discoverLegacySources(homePath);
+    const sources = planMigration(homePath).sources;
     const agentIds = [...new Set(sources.map((s) => s.agentId).filter((id): id is string => !!id))];
     const home = openStateHome({ home: homePath });
     let status: ReturnType<typeof describeHome>;

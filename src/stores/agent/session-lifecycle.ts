@@ -60,6 +60,8 @@ export class SessionLifecycle {
   private readonly selectSession: SqlStatement<SessionRow>;
   private readonly selectByKey: SqlStatement<SessionRow>;
   private readonly deleteSession: SqlStatement;
+  private readonly upsertKey: SqlStatement;
+  private readonly setEnded: SqlStatement;
 
   constructor(
     private readonly db: Database,
@@ -80,6 +82,13 @@ export class SessionLifecycle {
       "SELECT * FROM sessions WHERE session_key = ? ORDER BY created_at, rowid",
     );
     this.deleteSession = db.prepare("DELETE FROM sessions WHERE session_id = ?");
+    this.upsertKey = db.prepare(
+      `INSERT INTO sessions (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (session_id) DO UPDATE SET session_key = coalesce(session_key, excluded.session_key)`,
+    );
+    this.setEnded = db.prepare(
+      "UPDATE sessions SET ended_at = ? WHERE session_id = ? AND ended_at IS NULL",
+    );
   }
 
   get(sessionId: string): SessionInfo {
@@ -190,6 +199,21 @@ export class SessionLifecycle {
     const session = this.active(sessionKey);
     if (!entry || !session) return undefined;
     return { entry, session, context: this.branches.context(session.sessionId) };
+  }
+
+  /**
+   * Records that a session belongs to a key (creating an empty session row when it has no log
+   * yet). A session already attached to a key keeps it. Used when importing a session index.
+   */
+  attachKey(sessionId: string, sessionKey: string, createdAt = Date.now()): SessionInfo {
+    this.upsertKey.run(checkSessionId(sessionId), sessionKey, createdAt, createdAt);
+    return this.get(sessionId);
+  }
+
+  /** Marks a session ended at a given time (a soft-deleted transcript), unless it already is. */
+  markEnded(sessionId: string, endedAt: number): SessionInfo {
+    this.setEnded.run(endedAt, checkSessionId(sessionId));
+    return this.get(sessionId);
   }
 
   /** Deletes a session with its events, identities, snapshots and search rows. */

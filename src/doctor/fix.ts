@@ -1,0 +1,248 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, rmSync, statfsSync } from "node:fs";
+import { StateError } from "../db/errors.js";
+import { openStateHome, type StateHome } from "../home.js";
+import {
+  MigrationLedgerStore,
+  type MigrationSourceStatus,
+} from "../stores/global/migration-ledger-store.js";
+import type { JsonValue } from "../stores/json.js";
+import { KIND_HANDLERS } from "./kinds/registry.js";
+import type { ImportOutcome, SourceProblem } from "./kinds/types.js";
+import { type MigrationPlan, type PlannedSource, planMigration } from "./plan.js";
+
+export type SourceStatus = MigrationSourceStatus | "left" | "refused";
+
+export interface SourceReport {
+  path: string;
+  kind: string;
+  agentId: string | null;
+  targetTable: string | null;
+  status: SourceStatus;
+  records: number;
+  alreadyPresent: number;
+  sha256: string | null;
+  error: string | null;
+  problems: SourceProblem[];
+  removed: boolean;
+}
+
+export interface DoctorReport {
+  runId: string | null;
+  status: "succeeded" | "partial" | "failed" | "nothing-to-do";
+  home: string;
+  backupPath: string | null;
+  startedAt: number;
+  finishedAt: number;
+  sources: SourceReport[];
+  totals: { imported: number; skipped: number; warning: number; failed: number; records: number };
+}
+
+export interface DoctorProgress {
+  source: PlannedSource;
+  index: number;
+  total: number;
+  bytesDone: number;
+  bytesTotal: number;
+}
+
+export interface FixOptions {
+  home?: string;
+  /** Leave imported source files in place instead of removing them. */
+  keepSources?: boolean;
+  /** Makes the verified pre-migration backup and returns its path. */
+  backup: (home: StateHome) => Promise<string>;
+  onProgress?: (progress: DoctorProgress) => void;
+}
+
+/** Refuses to start when the disk cannot hold the new rows and the backup (with 10% slack). */
+export function checkFreeSpace(plan: MigrationPlan): void {
+  const needed = Math.ceil((plan.estimate.databaseBytes + plan.estimate.backupBytes) * 1.1);
+  const stats = statfsSync(plan.home);
+  const free = stats.bavail * stats.bsize;
+  if (free < needed) {
+    throw new StateError(
+      "E_IO",
+      `not enough free disk space in ${plan.home}: the migration needs about ${needed} bytes (rows and backup), ${free} are free`,
+      { details: { home: plan.home, needed, free } },
+    );
+  }
+}
+
+function newRunId(): string {
+  return `doctor-${new Date().toISOString().replace(/[:.]/g, "-")}-${randomBytes(3).toString("hex")}`;
+}
+
+function reportOf(
+  source: PlannedSource,
+  status: SourceStatus,
+  extra: Partial<SourceReport> = {},
+): SourceReport {
+  return {
+    path: source.path,
+    kind: source.kind,
+    agentId: source.agentId,
+    targetTable: source.targetTable,
+    status,
+    records: 0,
+    alreadyPresent: 0,
+    sha256: source.sha256,
+    error: source.reason,
+    problems: source.problems,
+    removed: false,
+    ...extra,
+  };
+}
+
+function importSource(home: StateHome, source: PlannedSource, plan: MigrationPlan): SourceReport {
+  const handler = KIND_HANDLERS[source.kind];
+  if (!handler) return reportOf(source, "left");
+  let outcome: ImportOutcome;
+  try {
+    outcome = handler.import({ home, source, allSources: plan.sources });
+  } catch (error) {
+    return reportOf(source, "failed", {
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+  const expected = source.records ?? 0;
+  const complete = outcome.problems.length === 0 && outcome.records === expected;
+  const error = complete
+    ? null
+    : outcome.problems.length > 0
+      ? `${outcome.problems.length} record(s) could not be imported; the source is kept`
+      : `imported ${outcome.records} records but the plan counted ${expected}; the source is kept`;
+  return reportOf(source, complete ? "imported" : "warning", {
+    records: outcome.records,
+    alreadyPresent: outcome.alreadyPresent,
+    problems: outcome.problems.slice(0, 100),
+    error,
+  });
+}
+
+function removeSource(source: PlannedSource): boolean {
+  rmSync(source.absPath, { force: true });
+  if (source.kind === "transcript" || source.kind === "transcript-archive") {
+    rmSync(`${source.absPath.replace(/\.(deleted|reset)\.[^/]+$/, "")}.lock`, { force: true });
+  }
+  return !existsSync(source.absPath);
+}
+
+function record(
+  ledger: MigrationLedgerStore,
+  runId: string,
+  source: PlannedSource,
+  report: SourceReport,
+): void {
+  if (!source.sourceKey || report.status === "left" || report.status === "refused") return;
+  ledger.recordSource({
+    sourceKey: source.sourceKey,
+    kind: source.kind,
+    path: source.path,
+    targetTable: source.targetTable ?? "",
+    sha256: source.sha256 ?? "",
+    sizeBytes: source.bytes,
+    recordCount: report.records,
+    lastRunId: runId,
+    status:
+      report.status === "imported" || report.status === "skipped" ? report.status : report.status,
+    importedAt: report.status === "imported" || report.status === "warning" ? Date.now() : null,
+    report: {
+      alreadyPresent: report.alreadyPresent,
+      error: report.error,
+      problems: report.problems,
+    } as {
+      [key: string]: JsonValue;
+    },
+  });
+}
+
+function totalsOf(sources: readonly SourceReport[]): DoctorReport["totals"] {
+  const totals = { imported: 0, skipped: 0, warning: 0, failed: 0, records: 0 };
+  for (const s of sources) {
+    if (
+      s.status === "imported" ||
+      s.status === "skipped" ||
+      s.status === "warning" ||
+      s.status === "failed"
+    ) {
+      totals[s.status]++;
+    }
+    if (s.status === "refused") totals.failed++;
+    totals.records += s.records;
+  }
+  return totals;
+}
+
+/**
+ * `doctor --fix`: plan, check disk space, back up and verify, import each source (each in its
+ * own short transactions), record every source in the ledger, and only then remove the sources
+ * that imported completely. A failing source stays untouched; the others still import.
+ */
+export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
+  const startedAt = Date.now();
+  const plan = planMigration(options.home);
+  const todo = plan.sources.filter((s) => s.action === "import");
+  const reports = plan.sources.map((s) =>
+    s.action === "skip"
+      ? reportOf(s, "skipped", { records: s.records ?? 0 })
+      : s.action === "refuse"
+        ? reportOf(s, "refused")
+        : s.action === "leave"
+          ? reportOf(s, "left")
+          : reportOf(s, "failed"),
+  );
+  if (todo.length === 0) {
+    return {
+      runId: null,
+      status: "nothing-to-do",
+      home: plan.home,
+      backupPath: null,
+      startedAt,
+      finishedAt: Date.now(),
+      sources: reports,
+      totals: totalsOf(reports),
+    };
+  }
+  checkFreeSpace(plan);
+  const home = openStateHome({ home: plan.home });
+  try {
+    const ledger = new MigrationLedgerStore(home.db);
+    const runId = newRunId();
+    ledger.startRun(runId, { kind: "legacy-state", home: plan.home, planned: todo.length });
+    const backupPath = await options.backup(home);
+    const bytesTotal = todo.reduce((sum, s) => sum + s.bytes, 0);
+    let bytesDone = 0;
+    for (const [index, source] of plan.sources.entries()) {
+      if (source.action !== "import") continue;
+      options.onProgress?.({ source, index, total: plan.sources.length, bytesDone, bytesTotal });
+      const report = importSource(home, source, plan);
+      record(ledger, runId, source, report);
+      if (report.status === "imported" && !options.keepSources) {
+        report.removed = removeSource(source);
+        if (report.removed) ledger.markRemoved(source.sourceKey as string);
+      }
+      reports[index] = report;
+      bytesDone += source.bytes;
+    }
+    for (const agent of home.listAgents()) home.agent(agent.agentId).db.exec("PRAGMA optimize");
+    const totals = totalsOf(reports);
+    const status = totals.failed > 0 || totals.warning > 0 ? "partial" : "succeeded";
+    const summary = { kind: "legacy-state", home: plan.home, backupPath, totals } as {
+      [key: string]: JsonValue;
+    };
+    ledger.finishRun(runId, status, summary);
+    return {
+      runId,
+      status,
+      home: plan.home,
+      backupPath,
+      startedAt,
+      finishedAt: Date.now(),
+      sources: reports,
+      totals,
+    };
+  } finally {
+    home.close();
+  }
+}

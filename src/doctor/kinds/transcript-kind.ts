@@ -1,0 +1,114 @@
+import { createHash } from "node:crypto";
+import { isStateError } from "../../db/errors.js";
+import type { AgentState } from "../../home.js";
+import { isKnownEventType } from "../../transcript/event.js";
+import type { LegacySource } from "../discover.js";
+import {
+  parseTranscriptFileName,
+  readTranscript,
+  type TranscriptItem,
+} from "../sources/transcript-source.js";
+import {
+  type ImportContext,
+  type ImportOutcome,
+  type KindHandler,
+  problem,
+  type SourceProblem,
+  type SourceScan,
+} from "./types.js";
+
+/** Events per write transaction: short enough that readers never wait long on a big import. */
+const BATCH = 500;
+/** Append failures that concern one record (reported with its line), not the whole import. */
+const RECORD_ERRORS = ["E_CONFLICT", "E_INVALID_ID", "E_INVALID_ARGUMENT", "E_TOO_LARGE"] as const;
+
+function sessionIdOf(source: LegacySource): string {
+  const name = source.path.split("/").at(-1) ?? source.path;
+  const parsed = parseTranscriptFileName(name);
+  if (!parsed) throw new Error(`not a transcript file name: ${source.path}`);
+  return parsed.sessionId;
+}
+
+function scan(absPath: string, source: LegacySource): SourceScan {
+  const sessionId = sessionIdOf(source);
+  const problems: SourceProblem[] = [];
+  const unknown = new Set<string>();
+  const seen = new Map<string, { line: number; digest: string }>();
+  let records = 0;
+  for (const item of readTranscript(absPath, sessionId)) {
+    if (item.kind === "problem") {
+      problems.push(problem(item.line, item.reason));
+      continue;
+    }
+    const digest = createHash("sha1").update(JSON.stringify(item.event)).digest("hex");
+    const first = seen.get(item.event.id);
+    if (first && first.digest !== digest) {
+      problems.push(
+        problem(item.line, `duplicate event id ${item.event.id} (first at line ${first.line})`),
+      );
+      continue;
+    }
+    if (!first) seen.set(item.event.id, { line: item.line, digest });
+    if (!isKnownEventType(item.event.type)) unknown.add(item.event.type);
+    records++;
+  }
+  const notes = [...unknown].map((type) => `unknown record type "${type}" (kept verbatim)`);
+  return { records, problems, notes };
+}
+
+function importBatch(
+  agent: AgentState,
+  sessionId: string,
+  batch: TranscriptItem[],
+  outcome: ImportOutcome,
+): void {
+  agent.db.tx(() => {
+    for (const item of batch) {
+      if (item.kind !== "event") continue;
+      try {
+        const result = agent.transcripts.append(sessionId, item.event, {
+          verbatim: true,
+          ensureHeader: false,
+        });
+        outcome.records++;
+        if (result.deduplicated) outcome.alreadyPresent++;
+      } catch (error) {
+        if (!RECORD_ERRORS.some((code) => isStateError(error, code))) throw error;
+        outcome.problems.push(problem(item.line, (error as Error).message));
+      }
+    }
+  });
+}
+
+/** A live transcript for the same session, which keeps the session active. */
+function hasLiveFile(context: ImportContext, sessionId: string): boolean {
+  const dir = context.source.path.slice(0, context.source.path.lastIndexOf("/") + 1);
+  return context.allSources.some(
+    (s) => s.kind === "transcript" && s.path === `${dir}${sessionId}.jsonl`,
+  );
+}
+
+function importTranscript(context: ImportContext): ImportOutcome {
+  const { source } = context;
+  const agent = context.home.agent(source.agentId as string);
+  const name = source.path.split("/").at(-1) ?? "";
+  const file = parseTranscriptFileName(name);
+  if (!file) throw new Error(`not a transcript file name: ${source.path}`);
+  const outcome: ImportOutcome = { records: 0, alreadyPresent: 0, problems: [] };
+  let batch: TranscriptItem[] = [];
+  for (const item of readTranscript(source.absPath, file.sessionId)) {
+    if (item.kind === "problem") outcome.problems.push(problem(item.line, item.reason));
+    else batch.push(item);
+    if (batch.length >= BATCH) {
+      importBatch(agent, file.sessionId, batch, outcome);
+      batch = [];
+    }
+  }
+  importBatch(agent, file.sessionId, batch, outcome);
+  if (outcome.records > 0 && file.archive !== null && !hasLiveFile(context, file.sessionId)) {
+    agent.lifecycle.markEnded(file.sessionId, file.archivedAt ?? source.mtimeMs);
+  }
+  return outcome;
+}
+
+export const transcriptKind: KindHandler = { scan, import: importTranscript };

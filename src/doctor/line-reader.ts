@@ -1,0 +1,76 @@
+import { closeSync, openSync, readSync } from "node:fs";
+
+/** A line longer than this is reported as a problem instead of being held in memory. */
+export const MAX_LINE_BYTES = 32 * 1024 * 1024;
+const CHUNK_BYTES = 1 << 20;
+const BOM = [0xef, 0xbb, 0xbf];
+
+export type SourceLine =
+  | { line: number; text: string; bytes: number }
+  | { line: number; error: string; bytes: number };
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+function decode(bytes: Buffer, line: number): SourceLine {
+  let body = bytes;
+  if (line === 1 && BOM.every((b, i) => body[i] === b)) body = body.subarray(3);
+  if (body[body.length - 1] === 0x0d) body = body.subarray(0, body.length - 1);
+  try {
+    return { line, text: decoder.decode(body), bytes: bytes.length };
+  } catch {
+    return { line, error: "invalid UTF-8", bytes: bytes.length };
+  }
+}
+
+/**
+ * Reads a file line by line in bounded memory: 1 MiB chunks, one line held at a time. Strips a
+ * leading BOM and CR of CRLF, reports invalid UTF-8 and over-long lines as errors with their
+ * line number (the rest of an over-long line is skipped, never buffered). A final line without
+ * a newline is still a line.
+ */
+export function* readLines(path: string, maxLineBytes = MAX_LINE_BYTES): Generator<SourceLine> {
+  const fd = openSync(path, "r");
+  const chunk = Buffer.alloc(CHUNK_BYTES);
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  let line = 1;
+  let overLong = false;
+  try {
+    for (;;) {
+      const read = readSync(fd, chunk, 0, CHUNK_BYTES, null);
+      if (read === 0) break;
+      let start = 0;
+      for (
+        let nl = chunk.indexOf(0x0a, 0);
+        nl !== -1 && nl < read;
+        nl = chunk.indexOf(0x0a, start)
+      ) {
+        const piece = chunk.subarray(start, nl);
+        const total = partBytes + piece.length;
+        if (overLong || total > maxLineBytes) {
+          yield { line, error: `line is over ${maxLineBytes} bytes`, bytes: total };
+        } else {
+          yield decode(Buffer.concat([...parts, piece]), line);
+        }
+        parts = [];
+        partBytes = 0;
+        overLong = false;
+        line++;
+        start = nl + 1;
+      }
+      const rest = chunk.subarray(start, read);
+      if (partBytes + rest.length > maxLineBytes) {
+        overLong = true;
+        partBytes += rest.length;
+        parts = [];
+      } else if (rest.length > 0) {
+        parts.push(Buffer.from(rest));
+        partBytes += rest.length;
+      }
+    }
+    if (overLong) yield { line, error: `line is over ${maxLineBytes} bytes`, bytes: partBytes };
+    else if (partBytes > 0) yield decode(Buffer.concat(parts), line);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,136 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { openDatabase } from "../db/database.js";
+import { StateError } from "../db/errors.js";
+import { GLOBAL_DB_RELATIVE_PATH, resolveHomePath } from "../home.js";
+import { MigrationLedgerStore } from "../stores/global/migration-ledger-store.js";
+import { discoverLegacySources, LEGACY_SOURCE_KINDS, type LegacySource } from "./discover.js";
+import { sha256File, sourceKeyOf } from "./hash.js";
+import { KIND_HANDLERS, KIND_ORDER } from "./kinds/registry.js";
+import { MAX_LISTED_PROBLEMS, type SourceProblem } from "./kinds/types.js";
+import { parseTranscriptFileName } from "./sources/transcript-source.js";
+
+export type PlannedAction = "import" | "skip" | "leave" | "refuse";
+
+export interface PlannedSource extends LegacySource {
+  absPath: string;
+  targetTable: string | null;
+  sha256: string | null;
+  sourceKey: string | null;
+  /** Records that will be imported; null when the file is not read. */
+  records: number | null;
+  /** The first problems found (at most 100); `problemCount` has them all. */
+  problems: SourceProblem[];
+  problemCount: number;
+  notes: string[];
+  action: PlannedAction;
+  /** Why a source is skipped, left or refused. */
+  reason: string | null;
+}
+
+export interface MigrationPlan {
+  home: string;
+  sources: PlannedSource[];
+  summary: Record<PlannedAction, number> & { records: number; bytes: number };
+  /** Rough disk needs of `--fix`: the imported rows and the pre-migration backup. */
+  estimate: { databaseBytes: number; backupBytes: number };
+}
+
+type Lookup = (sourceKey: string) => boolean;
+
+function sortKey(source: LegacySource): string {
+  const order = KIND_ORDER.indexOf(source.kind).toString().padStart(2, "0");
+  const name = source.path.split("/").at(-1) ?? "";
+  const archivedAt = parseTranscriptFileName(name)?.archivedAt ?? 0;
+  return `${source.agentId ?? ""}\0${order}\0${String(archivedAt).padStart(15, "0")}\0${source.path}`;
+}
+
+function leave(source: PlannedSource, reason: string): PlannedSource {
+  return { ...source, action: "leave", reason };
+}
+
+function planOne(source: LegacySource, home: string, imported: Lookup): PlannedSource {
+  const absPath = join(home, source.path);
+  const targetTable = LEGACY_SOURCE_KINDS[source.kind].target;
+  const base: PlannedSource = {
+    ...source,
+    absPath,
+    targetTable,
+    sha256: null,
+    sourceKey: null,
+    records: null,
+    problems: [],
+    problemCount: 0,
+    notes: [],
+    action: "import",
+    reason: null,
+  };
+  if (source.refused) return { ...base, action: "refuse", reason: source.refused };
+  const handler = KIND_HANDLERS[source.kind];
+  if (targetTable === null) return leave(base, LEGACY_SOURCE_KINDS[source.kind].label);
+  if (!handler) return leave(base, "no importer for this kind in this release; left in place");
+  try {
+    const sha256 = sha256File(absPath);
+    const sourceKey = sourceKeyOf({ ...source, sha256, targetTable });
+    const scan = handler.scan(absPath, source);
+    const planned: PlannedSource = {
+      ...base,
+      sha256,
+      sourceKey,
+      records: scan.records,
+      notes: scan.notes,
+      problems: scan.problems.slice(0, MAX_LISTED_PROBLEMS),
+      problemCount: scan.problems.length,
+    };
+    return imported(sourceKey)
+      ? { ...planned, action: "skip", reason: "already imported (same file)" }
+      : planned;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { ...base, action: "refuse", reason: `cannot read: ${message}` };
+  }
+}
+
+function openLedgerLookup(home: string): { lookup: Lookup; close: () => void } {
+  const path = join(home, GLOBAL_DB_RELATIVE_PATH);
+  if (!existsSync(path)) return { lookup: () => false, close: () => {} };
+  const db = openDatabase({ path, role: "global", readonly: true });
+  const ledger = new MigrationLedgerStore(db);
+  return {
+    lookup: (key) => ledger.findSource(key)?.status === "imported",
+    close: () => db.close(),
+  };
+}
+
+/** Everything `--fix` would do, computed without changing anything on disk. */
+export function planMigration(homeOption?: string): MigrationPlan {
+  const home = resolveHomePath(homeOption);
+  if (!existsSync(home)) {
+    throw new StateError("E_NOT_FOUND", `no such home directory: ${home}`, { details: { home } });
+  }
+  const { lookup, close } = openLedgerLookup(home);
+  let sources: PlannedSource[];
+  try {
+    sources = discoverLegacySources(home)
+      .sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : 1))
+      .map((source) => planOne(source, home, lookup));
+  } finally {
+    close();
+  }
+  const summary = { import: 0, skip: 0, leave: 0, refuse: 0, records: 0, bytes: 0 };
+  for (const source of sources) {
+    summary[source.action]++;
+    if (source.action === "import") {
+      summary.records += source.records ?? 0;
+      summary.bytes += source.bytes;
+    }
+  }
+  const allBytes = sources.reduce((sum, s) => sum + s.bytes, 0);
+  // Rows, identities and the search index take about twice the JSON they come from.
+  return {
+    home,
+    sources,
+    summary,
+    estimate: { databaseBytes: summary.bytes * 2, backupBytes: allBytes },
+  };
+}
