@@ -1,4 +1,5 @@
 import type { LegacySourceKind } from "../discover.js";
+import { daycareDescriptorKind, daycareHistoryKind, daycareStateKind } from "./daycare-kind.js";
 import { sessionIndexKind } from "./session-index-kind.js";
 import { sidecarKind } from "./sidecar-kind.js";
 import { transcriptKind } from "./transcript-kind.js";
@@ -10,6 +11,9 @@ export const KIND_HANDLERS: Partial<Record<LegacySourceKind, KindHandler>> = {
   transcript: transcriptKind,
   "transcript-archive": transcriptKind,
   sidecar: sidecarKind,
+  "agent-descriptor": daycareDescriptorKind,
+  "agent-state": daycareStateKind,
+  "agent-history": daycareHistoryKind,
 };
 
 /** Import order: indexes before transcripts (so keys exist), archives before the live file. */

@@ -61,6 +61,7 @@ export class SessionLifecycle {
   private readonly selectByKey: SqlStatement<SessionRow>;
   private readonly deleteSession: SqlStatement;
   private readonly upsertKey: SqlStatement;
+  private readonly insertImported: SqlStatement;
   private readonly setEnded: SqlStatement;
 
   constructor(
@@ -85,6 +86,10 @@ export class SessionLifecycle {
     this.upsertKey = db.prepare(
       `INSERT INTO sessions (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (session_id) DO UPDATE SET session_key = coalesce(session_key, excluded.session_key)`,
+    );
+    this.insertImported = db.prepare(
+      `INSERT INTO sessions (session_id, session_key, created_at, updated_at, ended_at, reset_reason, reset_message, predecessor_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING`,
     );
     this.setEnded = db.prepare(
       "UPDATE sessions SET ended_at = ? WHERE session_id = ? AND ended_at IS NULL",
@@ -208,6 +213,32 @@ export class SessionLifecycle {
   attachKey(sessionId: string, sessionKey: string, createdAt = Date.now()): SessionInfo {
     this.upsertKey.run(checkSessionId(sessionId), sessionKey, createdAt, createdAt);
     return this.get(sessionId);
+  }
+
+  /**
+   * Creates a session row with known history (an import), unless it exists: reruns keep the
+   * row the first run made.
+   */
+  importSession(row: {
+    sessionId: string;
+    sessionKey: string | null;
+    createdAt: number;
+    endedAt?: number | null;
+    resetReason?: string | null;
+    resetMessage?: string | null;
+    predecessorId?: string | null;
+  }): SessionInfo {
+    this.insertImported.run(
+      checkSessionId(row.sessionId),
+      row.sessionKey,
+      row.createdAt,
+      row.createdAt,
+      row.endedAt ?? null,
+      row.resetReason ?? null,
+      row.resetMessage ?? null,
+      row.predecessorId ?? null,
+    );
+    return this.get(row.sessionId);
   }
 
   /** Marks a session ended at a given time (a soft-deleted transcript), unless it already is. */
