@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { StateError } from "../db/errors.js";
 import { openStateHome, type StateHome } from "../home.js";
 
 export interface HomeOptions {
@@ -28,4 +29,16 @@ export function withHome<T>(options: HomeOptions, create: boolean, fn: (home: St
   } finally {
     home.close();
   }
+}
+
+/** An integer flag value in [min, max], or `E_INVALID_ARGUMENT` naming the flag. */
+export function parseInteger(flag: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new StateError(
+      "E_INVALID_ARGUMENT",
+      `${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}`,
+    );
+  }
+  return value;
 }

@@ -2,6 +2,12 @@
 import { reportError } from "./errors.js";
 import { buildProgram } from "./program.js";
 
+// A reader that stops early (`| head`) closes the pipe: that ends the output, it is not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (error) {

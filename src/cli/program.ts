@@ -2,8 +2,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
 import { registerDemo } from "./commands/demo.js";
+import { registerDoctor } from "./commands/doctor.js";
 import { registerKv } from "./commands/kv.js";
+import { registerSessions } from "./commands/sessions.js";
 import { registerStatus } from "./commands/status.js";
+import { registerTranscript } from "./commands/transcript.js";
 import { packageRoot } from "./package-root.js";
 
 export function buildProgram(): Command {
@@ -18,5 +21,8 @@ export function buildProgram(): Command {
   registerStatus(program);
   registerKv(program);
   registerDemo(program);
+  registerDoctor(program);
+  registerSessions(program);
+  registerTranscript(program);
   return program;
 }

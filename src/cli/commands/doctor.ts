@@ -106,7 +106,10 @@ export function renderReport(report: DoctorReport): string {
 
 function showHistory(options: DoctorOptions): void {
   const runs = withHome(options, false, (home) => new MigrationLedgerStore(home.db).listRuns(100));
-  if (options.json) return printJson(runs);
+  if (options.json) {
+    printJson(runs);
+    return;
+  }
   process.stdout.write(
     `${renderTable(runs, [
       { header: "RUN", value: (r) => r.id },

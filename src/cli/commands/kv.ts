@@ -8,6 +8,7 @@ import {
   addJsonOption,
   type HomeOptions,
   type JsonOption,
+  parseInteger,
   withHome,
 } from "../common.js";
 import { printJson, renderTable } from "../output.js";
@@ -30,14 +31,6 @@ function parseValue(text: string): JsonValue {
       { cause: error },
     );
   }
-}
-
-function parseLimit(text: string): number {
-  const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new StateError("E_INVALID_ARGUMENT", `--limit must be a positive integer, got ${text}`);
-  }
-  return limit;
 }
 
 function withKvOptions(command: Command): Command {
@@ -98,7 +91,7 @@ export function registerKv(program: Command): void {
       .option("--limit <n>", "at most this many entries", "100"),
   ).action(
     (scope: string, options: KvOptions & { prefix?: string; after?: string; limit: string }) => {
-      const limit = parseLimit(options.limit);
+      const limit = parseInteger("--limit", options.limit, 1, 10_000);
       const entries = withHome(options, false, (home) =>
         storeFor(home, options, false).list(scope, {
           prefix: options.prefix,

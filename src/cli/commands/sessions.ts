@@ -1,0 +1,218 @@
+import type { Command } from "commander";
+import { StateError } from "../../db/errors.js";
+import type { SessionEntry, SessionEntryData } from "../../stores/agent/session-store.js";
+import type { SessionInfo } from "../../stores/agent/transcript-rows.js";
+import type { JsonValue } from "../../stores/json.js";
+import {
+  addHomeOption,
+  addJsonOption,
+  type HomeOptions,
+  type JsonOption,
+  parseInteger,
+  withHome,
+} from "../common.js";
+import { formatBytes, printJson, renderTable } from "../output.js";
+import {
+  createStyle,
+  flatten,
+  outputWidth,
+  sanitize,
+  shouldColor,
+  truncate,
+} from "../render/style.js";
+
+interface AgentOptions extends HomeOptions, JsonOption {
+  agent: string;
+}
+
+interface ListOptions extends AgentOptions {
+  prefix?: string;
+  since?: string;
+  limit: string;
+  cursor?: string;
+}
+
+/** Unix milliseconds as digits, else anything `Date.parse` reads (ISO 8601). */
+function parseSince(text: string): number {
+  const ms = /^-?\d+$/.test(text) ? Number(text) : Date.parse(text);
+  if (!Number.isSafeInteger(ms)) {
+    throw new StateError(
+      "E_INVALID_ARGUMENT",
+      `--since must be an ISO 8601 time or Unix milliseconds, got ${JSON.stringify(text)}`,
+    );
+  }
+  return ms;
+}
+
+/** A subcommand that reads one agent: `--agent` first in its help, `--home` and `--json` last. */
+function agentCommand(
+  parent: Command,
+  usage: string,
+  description: string,
+  options: (command: Command) => Command = (command) => command,
+): Command {
+  const command = parent
+    .command(usage)
+    .description(description)
+    .requiredOption("--agent <id>", "the agent whose sessions to read");
+  options(command);
+  addHomeOption(command);
+  return addJsonOption(command);
+}
+
+/** The first of `paths` (dotted, one level deep) that holds a non-empty string. */
+function pick(entry: SessionEntryData, ...paths: string[]): string {
+  for (const path of paths) {
+    const [head = "", tail] = path.split(".");
+    const value: JsonValue | undefined = entry[head];
+    const inner =
+      tail === undefined || typeof value !== "object" || value === null || Array.isArray(value)
+        ? value
+        : value[tail];
+    if (typeof inner === "string" && inner !== "") return sanitize(inner);
+  }
+  return "-";
+}
+
+function modelOf(entry: SessionEntryData): string {
+  const model = pick(entry, "model", "modelOverride");
+  const provider = pick(entry, "modelProvider", "providerOverride");
+  return provider === "-" || model === "-" ? model : `${provider}/${model}`;
+}
+
+function renderEntries(entries: readonly SessionEntry[]): string {
+  return renderTable(entries, [
+    { header: "KEY", value: (e) => sanitize(e.sessionKey) },
+    { header: "SESSION", value: (e) => pick(e.entry, "sessionId") },
+    { header: "UPDATED", value: (e) => new Date(e.updatedAt).toISOString() },
+    { header: "CHAT", value: (e) => pick(e.entry, "chatType", "origin.chatType") },
+    {
+      header: "CHANNEL",
+      value: (e) =>
+        pick(e.entry, "channel", "lastChannel", "deliveryContext.channel", "origin.provider"),
+    },
+    { header: "MODEL", value: (e) => modelOf(e.entry) },
+    {
+      header: "LABEL",
+      value: (e) => truncate(pick(e.entry, "label", "displayName", "subject", "origin.label"), 40),
+    },
+  ]);
+}
+
+// Legacy entries name their Unix-ms times `*At` (updatedAt, memoryFlushAt …).
+const PLAUSIBLE_MS = { min: 1e11, max: 1e14 };
+
+function formatField(key: string, value: JsonValue, width: number): string {
+  if (typeof value === "string") return truncate(flatten(sanitize(value)), width);
+  if (
+    typeof value === "number" &&
+    key.endsWith("At") &&
+    value > PLAUSIBLE_MS.min &&
+    value < PLAUSIBLE_MS.max
+  ) {
+    return `${value} (${new Date(value).toISOString()})`;
+  }
+  if (value === null || typeof value !== "object") return String(value);
+  const json = sanitize(JSON.stringify(value));
+  if (json.length <= width) return json;
+  // Skill and prompt snapshots run to tens of KB: say what is there, `--json` prints it.
+  const size = formatBytes(Buffer.byteLength(json));
+  return Array.isArray(value)
+    ? `[…] ${value.length} items, ${size}`
+    : `{…} ${Object.keys(value).length} fields, ${size}`;
+}
+
+function renderEntry(entry: SessionEntry | undefined, key: string): string[] {
+  if (!entry) return [`key: ${sanitize(key)} (no entry; only its sessions remain)`];
+  const fields: Array<[string, string]> = [
+    ["key", sanitize(entry.sessionKey)],
+    ["version", String(entry.version)],
+    ["updated", new Date(entry.updatedAt).toISOString()],
+  ];
+  for (const [name, value] of Object.entries(entry.entry)) {
+    fields.push([sanitize(name), formatField(name, value, Math.max(40, outputWidth() - 26))]);
+  }
+  const pad = Math.min(24, Math.max(...fields.map(([name]) => name.length)) + 1);
+  return fields.map(([name, value]) => `${`${name}:`.padEnd(pad)} ${value}`);
+}
+
+function renderHistory(history: readonly SessionInfo[], activeId: unknown): string {
+  const time = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString());
+  return renderTable(history, [
+    { header: "", value: (s) => (s.sessionId === activeId ? "*" : "") },
+    { header: "SESSION", value: (s) => sanitize(s.sessionId) },
+    { header: "CREATED", value: (s) => time(s.createdAt) },
+    { header: "ENDED", value: (s) => time(s.endedAt) },
+    { header: "REASON", value: (s) => sanitize(s.resetReason ?? "-") },
+    { header: "EVENTS", value: (s) => s.eventCount, align: "right" },
+  ]);
+}
+
+function registerList(sessions: Command): void {
+  agentCommand(
+    sessions,
+    "list",
+    "list an agent's session entries, most recently updated first",
+    (command) =>
+      command
+        .option("--prefix <text>", "only session keys starting with this text (no wildcards)")
+        .option("--since <time>", "only entries updated at or after this ISO time or Unix ms")
+        .option("--limit <n>", "at most this many entries per page (1 to 1000)", "50")
+        .option("--cursor <cursor>", "the next-page cursor printed by the previous page"),
+  ).action((options: ListOptions) => {
+    const query = {
+      prefix: options.prefix,
+      updatedSince: options.since === undefined ? undefined : parseSince(options.since),
+      limit: parseInteger("--limit", options.limit, 1, 1000),
+      cursor: options.cursor,
+    };
+    const page = withHome(options, false, (home) =>
+      home.agent(options.agent, { create: false }).sessions.list(query),
+    );
+    if (options.json) {
+      printJson(page);
+      return;
+    }
+    if (page.entries.length === 0) process.stdout.write("no session entries\n");
+    else process.stdout.write(`${renderEntries(page.entries)}\n`);
+    // Only for a person at a terminal: a hint line would corrupt a table piped to another tool.
+    if (page.nextCursor !== null && process.stdout.isTTY) {
+      const style = createStyle(shouldColor());
+      process.stdout.write(`${style.dim(`more: --cursor ${page.nextCursor}`)}\n`);
+    }
+  });
+}
+
+function registerShow(sessions: Command): void {
+  agentCommand(
+    sessions,
+    "show <sessionKey>",
+    "show a session entry and every session its key has had, oldest first",
+  ).action((key: string, options: AgentOptions) => {
+    const { entry, history } = withHome(options, false, (home) => {
+      const agent = home.agent(options.agent, { create: false });
+      return { entry: agent.sessions.get(key), history: agent.lifecycle.list(key) };
+    });
+    if (!entry && history.length === 0) {
+      const details = { agentId: options.agent, sessionKey: key };
+      const message = `no session key ${JSON.stringify(key)} for agent ${options.agent}`;
+      throw new StateError("E_NOT_FOUND", message, { details });
+    }
+    if (options.json) {
+      printJson({ entry: entry ?? null, history });
+      return;
+    }
+    const lines = renderEntry(entry, key);
+    lines.push("", "sessions (oldest first; * = the one the entry points at):");
+    lines.push(history.length === 0 ? "(none)" : renderHistory(history, entry?.entry.sessionId));
+    process.stdout.write(`${lines.join("\n")}\n`);
+  });
+}
+
+export function registerSessions(program: Command): void {
+  const sessions = program
+    .command("sessions")
+    .description("inspect an agent's session entries (routing keys) and their session history");
+  registerList(sessions);
+  registerShow(sessions);
+}
