@@ -130,7 +130,7 @@ describe("TranscriptStore.append", () => {
     expect(() => store.append("s", { ...record, data: { n: 2 } }, { verbatim: true })).toThrowError(
       expect.objectContaining({ code: "E_CONFLICT" }),
     );
-    expect(() => store.append("s", { type: "session", id: "s" })).toThrowError(
+    expect(() => store.append("s", { type: "session", id: "second-header" })).toThrowError(
       /already has a header/,
     );
     db.close();

@@ -270,6 +270,11 @@ export class TranscriptStore {
     const event = this.materialize(session, input, options, now);
     const duplicate = this.selectById.get(sessionId, event.id);
     if (duplicate) return this.sameOrConflict(duplicate, event);
+    if (event.type === "session" && session.last_seq > 0) {
+      throw new StateError("E_CONFLICT", `session ${sessionId} already has a header`, {
+        details: { sessionId },
+      });
+    }
     return { ...this.store(session, event, key, now), deduplicated: false };
   }
 
@@ -296,11 +301,6 @@ export class TranscriptStore {
     options: AppendOptions,
     now: number,
   ): TranscriptEvent {
-    if (input.type === "session" && session.last_seq > 0) {
-      throw new StateError("E_CONFLICT", `session ${session.session_id} already has a header`, {
-        details: { sessionId: session.session_id },
-      });
-    }
     if (options.verbatim) {
       checkEventId(input.id, session.session_id);
       return { ...input } as TranscriptEvent;
