@@ -37,6 +37,9 @@ export const CONNECTION_PRAGMAS = [
   ["journal_mode", "WAL"],
   ["synchronous", "NORMAL"],
   ["foreign_keys", "ON"],
+  // The driver's default page cache is 16 MB per connection; a home keeps one connection per
+  // agent open, so that multiplies. 4 MB holds the hot pages; the OS cache holds the rest.
+  ["cache_size", "-4000"],
 ] as const;
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

@@ -2,7 +2,8 @@ import { closeSync, openSync, readSync } from "node:fs";
 
 /** A line longer than this is reported as a problem instead of being held in memory. */
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;
-const CHUNK_BYTES = 1 << 20;
+// Small enough that scanning hundreds of files leaves little garbage behind, big enough for fast reads.
+const CHUNK_BYTES = 64 * 1024;
 const BOM = [0xef, 0xbb, 0xbf];
 
 export type SourceLine =
@@ -30,7 +31,7 @@ function decode(bytes: Buffer, line: number): SourceLine {
  */
 export function* readLines(path: string, maxLineBytes = MAX_LINE_BYTES): Generator<SourceLine> {
   const fd = openSync(path, "r");
-  const chunk = Buffer.alloc(CHUNK_BYTES);
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   let parts: Buffer[] = [];
   let partBytes = 0;
   let line = 1;

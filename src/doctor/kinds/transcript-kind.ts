@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { isStateError } from "../../db/errors.js";
 import type { AgentState } from "../../home.js";
 import { isKnownEventType } from "../../transcript/event.js";
@@ -29,30 +28,33 @@ function sessionIdOf(source: LegacySource): string {
   return parsed.sessionId;
 }
 
+/**
+ * Counts the records and finds the broken lines. Repeated ids are noted, not judged: identical
+ * copies merge at import and a different record under a taken id is refused there, by line.
+ * Only ids are kept in memory, so scanning a large file stays small.
+ */
 function scan(absPath: string, source: LegacySource): SourceScan {
-  const sessionId = sessionIdOf(source);
   const problems: SourceProblem[] = [];
   const unknown = new Set<string>();
-  const seen = new Map<string, { line: number; digest: string }>();
+  const firstLine = new Map<string, number>();
+  const repeated: string[] = [];
   let records = 0;
-  for (const item of readTranscript(absPath, sessionId)) {
+  for (const item of readTranscript(absPath, sessionIdOf(source))) {
     if (item.kind === "problem") {
       problems.push(problem(item.line, item.reason));
       continue;
     }
-    const digest = createHash("sha1").update(JSON.stringify(item.event)).digest("hex");
-    const first = seen.get(item.event.id);
-    if (first && first.digest !== digest) {
-      problems.push(
-        problem(item.line, `duplicate event id ${item.event.id} (first at line ${first.line})`),
-      );
-      continue;
-    }
-    if (!first) seen.set(item.event.id, { line: item.line, digest });
+    const first = firstLine.get(item.event.id);
+    if (first === undefined) firstLine.set(item.event.id, item.line);
+    else if (repeated.length < 20)
+      repeated.push(`event id ${item.event.id} at lines ${first} and ${item.line}`);
     if (!isKnownEventType(item.event.type)) unknown.add(item.event.type);
     records++;
   }
   const notes = [...unknown].map((type) => `unknown record type "${type}" (kept verbatim)`);
+  notes.push(
+    ...repeated.map((r) => `repeated ${r} (identical copies merge; a different record is refused)`),
+  );
   return { records, problems, notes };
 }
 
