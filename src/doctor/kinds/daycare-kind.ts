@@ -116,7 +116,10 @@ function importHistory(context: ImportContext): ImportOutcome {
 
 /** The last session is the active one; an agent with no history still gets one empty session. */
 function ensureActiveSession(agent: AgentState, last: DaycareSession | null, at: number): void {
-  if (last) return activate(agent, last.sessionId, last.startedAt ?? at);
+  if (last) {
+    activate(agent, last.sessionId, last.startedAt ?? at);
+    return;
+  }
   if (agent.lifecycle.active(mainKey(agent.agentId))) return;
   const session: DaycareSession = {
     sessionId: daycareSessionId(agent.agentId, 1),
@@ -137,7 +140,7 @@ function readJsonObject(absPath: string): Record<string, JsonValue> {
 
 /** descriptor.json / state.json: kept whole in the agent's kv (state without the context cache). */
 function kvKind(key: "descriptor" | "state"): KindHandler {
-  const valueOf = (absPath: string) => {
+  const kvValue = (absPath: string) => {
     const doc = readJsonObject(absPath);
     if (key === "descriptor") return doc;
     const { context: _rebuiltFromHistory, ...rest } = doc;
@@ -145,12 +148,12 @@ function kvKind(key: "descriptor" | "state"): KindHandler {
   };
   return {
     scan: (absPath) => {
-      valueOf(absPath);
+      kvValue(absPath);
       return { records: 1, problems: [], notes: [] };
     },
     import: (context) => {
       const agent = context.home.agent(context.source.agentId as string);
-      const value = valueOf(context.source.absPath);
+      const value = kvValue(context.source.absPath);
       const existing = agent.kv.get(DAYCARE_KV_SCOPE, key);
       agent.db.tx(() => {
         agent.kv.set(DAYCARE_KV_SCOPE, key, value);
