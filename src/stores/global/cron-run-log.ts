@@ -1,0 +1,118 @@
+import type { Database } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import {
+  checkInteger,
+  checkLimit,
+  checkOptions,
+  checkText,
+  encodeRecord,
+  optionalErrorText,
+  optionalTime,
+} from "./checks.js";
+import { type CronRunLog, type CronRunLogRow, checkRunStatus, runFromRow } from "./cron-rows.js";
+
+/** A run's record is its summary and metadata; transcripts live with the agent. */
+export const MAX_CRON_RUN_RECORD_BYTES = 256 * 1024;
+
+export interface CronRunLogEntry {
+  status: string;
+  ranAt: number;
+  durationMs?: number;
+  error?: string;
+  record?: { [key: string]: unknown };
+}
+
+/**
+ * The run history of cron jobs (`cron_run_logs`), newest last by id. Retention is SQL: each append
+ * trims its job to the newest `keepPerJob` rows through the (job_id, id) index.
+ */
+export class CronRunLogStore {
+  private readonly insert: SqlStatement;
+  private readonly trim: SqlStatement;
+  private readonly deleteAll: SqlStatement;
+  private readonly listFirst: SqlStatement<CronRunLogRow>;
+  private readonly listBefore: SqlStatement<CronRunLogRow>;
+  private readonly pruneAll: SqlStatement;
+
+  constructor(
+    private readonly db: Database,
+    readonly keepPerJob: number,
+  ) {
+    this.insert = db.prepare(
+      `INSERT INTO cron_run_logs (job_id, ran_at, status, duration_ms, error, record_json)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    this.trim = db.prepare(
+      `DELETE FROM cron_run_logs WHERE job_id = @jobId AND id <= (
+         SELECT id FROM cron_run_logs WHERE job_id = @jobId ORDER BY id DESC LIMIT 1 OFFSET @keep)`,
+    );
+    this.deleteAll = db.prepare("DELETE FROM cron_run_logs WHERE job_id = ?");
+    this.listFirst = db.prepare(
+      "SELECT * FROM cron_run_logs WHERE job_id = ? ORDER BY id DESC LIMIT ?",
+    );
+    this.listBefore = db.prepare(
+      "SELECT * FROM cron_run_logs WHERE job_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+    );
+    this.pruneAll = db.prepare(
+      `DELETE FROM cron_run_logs WHERE id IN (
+         SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY id DESC) AS n
+                         FROM cron_run_logs) WHERE n > ?)`,
+    );
+  }
+
+  /**
+   * Appends one run without touching the job: what `CronStore.recordRun` uses, and what an import
+   * of past runs (whose job may be gone) calls directly. Returns the row id.
+   */
+  append(jobId: string, entry: CronRunLogEntry): number {
+    const id = checkText("cron job id", jobId, 256);
+    const {
+      status,
+      ranAt,
+      durationMs,
+      error,
+      record = {},
+    } = checkOptions(
+      entry,
+      ["status", "ranAt", "durationMs", "error", "record"],
+      "CronRunLogStore.append",
+    );
+    const json = encodeRecord(`cron run record of ${id}`, record, MAX_CRON_RUN_RECORD_BYTES);
+    return this.db.tx(() => {
+      const { lastInsertRowid } = this.insert.run(
+        id,
+        checkInteger("ranAt", ranAt, 0, Number.MAX_SAFE_INTEGER),
+        checkRunStatus(status),
+        optionalTime("durationMs", durationMs),
+        optionalErrorText(error),
+        json,
+      );
+      this.trim.run({ jobId: id, keep: this.keepPerJob });
+      return Number(lastInsertRowid);
+    });
+  }
+
+  /** Newest first; `before` is the `id` of the last row of the previous page. */
+  list(jobId: string, options: { limit?: number; before?: number } = {}): CronRunLog[] {
+    const { limit, before } = checkOptions(options, ["limit", "before"], "CronStore.runs");
+    const rows =
+      before === undefined
+        ? this.listFirst.all(jobId, checkLimit(limit))
+        : this.listBefore.all(
+            jobId,
+            checkInteger("before", before, 1, Number.MAX_SAFE_INTEGER),
+            checkLimit(limit),
+          );
+    return rows.map(runFromRow);
+  }
+
+  deleteJob(jobId: string): number {
+    return this.deleteAll.run(jobId).changes;
+  }
+
+  /** Trims every job's log to its newest `keepPerJob` rows; returns how many rows went. */
+  prune(keepPerJob: number = this.keepPerJob): number {
+    return this.pruneAll.run(checkInteger("keepPerJob", keepPerJob, 0, Number.MAX_SAFE_INTEGER))
+      .changes;
+  }
+}

@@ -1,0 +1,278 @@
+import type { Database } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import { StateError } from "../../db/errors.js";
+import { nextRunAt, parseSchedule } from "../../schedule/schedule.js";
+import { hostTimeZone } from "../../schedule/time-zone.js";
+import {
+  type Clock,
+  checkInteger,
+  checkLimit,
+  checkOptions,
+  checkText,
+  isPlainObject,
+  optionalText,
+} from "./checks.js";
+import {
+  type CronJobPatch,
+  type CronRunInput,
+  checkRun,
+  definitionValues,
+  patchedDefinition,
+  seededState,
+} from "./cron-definition.js";
+import {
+  CRON_JOB_COLUMNS,
+  type CronJob,
+  type CronJobDefinition,
+  type CronJobRow,
+  type CronRunLog,
+  jobFromRow,
+  type LegacyCronState,
+} from "./cron-rows.js";
+import { CronRunLogStore } from "./cron-run-log.js";
+
+export type { CronJobPatch, CronRunInput } from "./cron-definition.js";
+export { MAX_CRON_DEFINITION_BYTES } from "./cron-definition.js";
+export type {
+  CronJob,
+  CronJobDefinition,
+  CronRunLog,
+  CronRunStatus,
+  LegacyCronState,
+} from "./cron-rows.js";
+
+export interface CronStoreOptions {
+  clock?: Clock;
+  /** Zone of cron schedules without `tz` (default: the host's, as the legacy scheduler). */
+  defaultTimeZone?: string;
+  /** Run-log rows kept per job; older ones are deleted as new ones arrive (default 2000). */
+  keepRunsPerJob?: number;
+}
+
+export interface CronListOptions {
+  agentId?: string;
+  enabled?: boolean;
+  /** Keyset pagination by job id. */
+  after?: string;
+  limit?: number;
+}
+
+const CRON_SQL = {
+  select: "SELECT * FROM cron_jobs WHERE job_id = ?",
+  insert: `INSERT INTO cron_jobs (${CRON_JOB_COLUMNS.join(", ")})
+    VALUES (${CRON_JOB_COLUMNS.map((c) => `@${c}`).join(", ")}) ON CONFLICT DO NOTHING RETURNING *`,
+  replaceDefinition: `UPDATE cron_jobs SET agent_id = @agent_id, name = @name, enabled = @enabled,
+      schedule_json = @schedule_json, payload_json = @payload_json, definition_json = @definition_json,
+      next_run_at = @next_run_at, updated_at = @updated_at
+    WHERE job_id = @job_id RETURNING *`,
+  updateState: `UPDATE cron_jobs SET next_run_at = @next, last_run_at = @ranAt, last_status = @status,
+      last_error = @error, last_duration_ms = @durationMs, updated_at = @now,
+      consecutive_errors = CASE @status WHEN 'ok' THEN 0 WHEN 'error' THEN consecutive_errors + 1
+        ELSE consecutive_errors END
+    WHERE job_id = @jobId RETURNING *`,
+  restoreState: `UPDATE cron_jobs SET next_run_at = @next_run_at, last_run_at = @last_run_at,
+      last_status = @last_status, last_error = @last_error, last_duration_ms = @last_duration_ms,
+      consecutive_errors = @consecutive_errors, updated_at = @updated_at
+    WHERE job_id = @job_id RETURNING *`,
+  delete: "DELETE FROM cron_jobs WHERE job_id = ?",
+  // `enabled = 1` and `IS NOT NULL` as literals, matching the partial index cron_jobs_due.
+  due: `SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ?
+    ORDER BY next_run_at, rowid LIMIT ?`,
+  nextDue:
+    "SELECT min(next_run_at) AS at FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL",
+  list: `SELECT * FROM cron_jobs WHERE job_id > @after
+      AND (@agentId IS NULL OR agent_id = @agentId) AND (@enabled IS NULL OR enabled = @enabled)
+    ORDER BY job_id LIMIT @limit`,
+} as const;
+
+/**
+ * Cron jobs in the global database: the definition, the schedule, and the runtime state the
+ * scheduler updates after every run (`next_run_at` drives `due`). Run history is `cron_run_logs`.
+ */
+export class CronStore {
+  /** Run history: `logs.append` imports past runs, `logs.prune` applies retention to all jobs. */
+  readonly logs: CronRunLogStore;
+  private readonly clock: Clock;
+  private readonly timeZone: string;
+  private readonly selectOne: SqlStatement<CronJobRow>;
+  private readonly insertJob: SqlStatement<CronJobRow>;
+  private readonly replaceDefinition: SqlStatement<CronJobRow>;
+  private readonly updateState: SqlStatement<CronJobRow>;
+  private readonly restore: SqlStatement<CronJobRow>;
+  private readonly deleteJob: SqlStatement;
+  private readonly selectDue: SqlStatement<CronJobRow>;
+  private readonly selectNextDue: SqlStatement<{ at: number | null }>;
+  private readonly listPage: SqlStatement<CronJobRow>;
+
+  constructor(
+    private readonly db: Database,
+    options: CronStoreOptions = {},
+  ) {
+    const checked = checkOptions(
+      options,
+      ["clock", "defaultTimeZone", "keepRunsPerJob"],
+      "CronStore",
+    );
+    this.clock = checked.clock ?? Date.now;
+    this.timeZone = checked.defaultTimeZone ?? hostTimeZone();
+    const keep = checkInteger("keepRunsPerJob", checked.keepRunsPerJob ?? 2000, 1, 1_000_000);
+    this.logs = new CronRunLogStore(db, keep);
+    this.selectOne = db.prepare(CRON_SQL.select);
+    this.insertJob = db.prepare(CRON_SQL.insert);
+    this.replaceDefinition = db.prepare(CRON_SQL.replaceDefinition);
+    this.updateState = db.prepare(CRON_SQL.updateState);
+    this.restore = db.prepare(CRON_SQL.restoreState);
+    this.deleteJob = db.prepare(CRON_SQL.delete);
+    this.selectDue = db.prepare(CRON_SQL.due);
+    this.selectNextDue = db.prepare(CRON_SQL.nextDue);
+    this.listPage = db.prepare(CRON_SQL.list);
+  }
+
+  /** Adds a job (E_CONFLICT if its id exists). Its `state`, if any, seeds the runtime columns. */
+  add(definition: CronJobDefinition): CronJob {
+    const now = this.clock();
+    const { job, schedule, values } = definitionValues(definition, now, this.timeZone);
+    const row = this.insertJob.get({
+      ...values,
+      ...seededState(job, schedule, now, values.created_at),
+    });
+    if (!row) {
+      throw new StateError("E_CONFLICT", `cron job ${job.id} already exists`, {
+        details: { jobId: job.id },
+      });
+    }
+    return jobFromRow(row);
+  }
+
+  /**
+   * Changes a job's definition. When its schedule or `enabled` changes, the next run is computed
+   * afresh from now; otherwise the runtime state is kept.
+   */
+  update(jobId: string, patch: CronJobPatch): CronJob {
+    const id = checkText("cron job id", jobId, 256);
+    return this.db.tx(() => {
+      const current = this.require(id);
+      const now = this.clock();
+      const next = patchedDefinition(current.definition, patch, id);
+      const { schedule, values } = definitionValues(next, now, this.timeZone);
+      const timingChanged =
+        values.schedule_json !== JSON.stringify(current.schedule) ||
+        (values.enabled === 1) !== current.enabled;
+      const context = { jobId: id, createdAt: current.createdAt, lastRunAt: current.lastRunAt };
+      const nextRun = !timingChanged
+        ? current.nextRunAt
+        : values.enabled === 1
+          ? nextRunAt(schedule, now, context)
+          : null;
+      const row = this.replaceDefinition.get({ ...values, next_run_at: nextRun, updated_at: now });
+      return jobFromRow(row as CronJobRow);
+    });
+  }
+
+  /**
+   * Replaces a job's runtime state with a legacy `state` object, as the jobs-state sidecar keeps it
+   * (`nextRunAtMs`, `lastRunAtMs`, `lastStatus`, `consecutiveErrors` …): what an import of that file
+   * calls after the jobs exist. A missing `nextRunAtMs` is computed from now.
+   */
+  restoreState(jobId: string, state: LegacyCronState): CronJob {
+    const id = checkText("cron job id", jobId, 256);
+    if (!isPlainObject(state)) {
+      throw new StateError(
+        "E_INVALID_ARGUMENT",
+        `cron job ${id}: state must be a plain JSON object`,
+      );
+    }
+    return this.db.tx(() => {
+      const job = this.require(id);
+      const now = this.clock();
+      const schedule = parseSchedule(job.schedule, this.timeZone);
+      const definition = { ...job.definition, enabled: job.enabled, state };
+      const values = seededState(definition, schedule, now, job.createdAt);
+      return jobFromRow(this.restore.get({ ...values, job_id: id, updated_at: now }) as CronJobRow);
+    });
+  }
+
+  /** Removes a job and its run log. */
+  remove(jobId: string): boolean {
+    const id = checkText("cron job id", jobId, 256);
+    return this.db.tx(() => {
+      this.logs.deleteJob(id);
+      return this.deleteJob.run(id).changes > 0;
+    });
+  }
+
+  get(jobId: string): CronJob | undefined {
+    const row = this.selectOne.get(checkText("cron job id", jobId, 256));
+    return row ? jobFromRow(row) : undefined;
+  }
+
+  list(options: CronListOptions = {}): CronJob[] {
+    const {
+      agentId,
+      enabled,
+      after = "",
+      limit,
+    } = checkOptions(options, ["agentId", "enabled", "after", "limit"], "CronStore.list");
+    if (enabled !== undefined && typeof enabled !== "boolean")
+      throw new TypeError("Expected enabled to be a boolean");
+    return this.listPage
+      .all({
+        after: after === "" ? after : checkText("after", after),
+        agentId: optionalText("agentId", agentId, 256),
+        enabled: enabled === undefined ? null : Number(enabled),
+        limit: checkLimit(limit),
+      })
+      .map(jobFromRow);
+  }
+
+  /** Enabled jobs whose next run is at or before `now`, earliest first. */
+  due(now: number = this.clock(), options: { limit?: number } = {}): CronJob[] {
+    const { limit } = checkOptions(options, ["limit"], "CronStore.due");
+    return this.selectDue
+      .all(checkInteger("now", now, 0, Number.MAX_SAFE_INTEGER), checkLimit(limit))
+      .map(jobFromRow);
+  }
+
+  /** When the earliest enabled job is next due (a scheduler sleeps until then), if any. */
+  nextDueAt(): number | null {
+    return this.selectNextDue.get()?.at ?? null;
+  }
+
+  /**
+   * Records a finished run in one transaction: the job's runtime state (last status, error,
+   * consecutive errors, next run computed from when the run finished) and a run-log row, then trims
+   * the job's log to `keepRunsPerJob` rows.
+   */
+  recordRun(jobId: string, run: CronRunInput): CronJob {
+    const id = checkText("cron job id", jobId, 256);
+    const checked = checkRun(run);
+    return this.db.tx(() => {
+      const job = this.require(id);
+      const schedule = parseSchedule(job.schedule, this.timeZone);
+      const finishedAt = checked.ranAt + (checked.durationMs ?? 0);
+      const context = { jobId: id, createdAt: job.createdAt, lastRunAt: checked.ranAt };
+      const row = this.updateState.get({
+        jobId: id,
+        next: job.enabled ? nextRunAt(schedule, finishedAt, context) : null,
+        now: this.clock(),
+        status: checked.status,
+        ranAt: checked.ranAt,
+        error: checked.error ?? null,
+        durationMs: checked.durationMs ?? null,
+      });
+      this.logs.append(id, checked);
+      return jobFromRow(row as CronJobRow);
+    });
+  }
+
+  /** Run history of a job, newest first. */
+  runs(jobId: string, options: { limit?: number; before?: number } = {}): CronRunLog[] {
+    return this.logs.list(checkText("cron job id", jobId, 256), options);
+  }
+
+  private require(jobId: string): CronJob {
+    const row = this.selectOne.get(jobId);
+    if (!row) throw new StateError("E_NOT_FOUND", `no cron job ${jobId}`, { details: { jobId } });
+    return jobFromRow(row);
+  }
+}
