@@ -1,0 +1,104 @@
+import { join, relative } from "node:path";
+import type { Database } from "../db/database.js";
+import type { StateHome } from "../home.js";
+import { type HomeFile, inventoryHome } from "./home-files.js";
+import { type ManifestSkip, type SnapshotRole, toArchivePath } from "./manifest.js";
+import { registeredAgentIds, snapshotDatabase, snapshotForeignDatabase } from "./snapshot.js";
+import type { SnapshotCheck, SnapshotChecker } from "./snapshot-check.js";
+
+export interface TakenSnapshot {
+  role: SnapshotRole;
+  agentId: string | null;
+  sourcePath: string;
+  homePath: string;
+  /** The snapshot file in the private work directory. */
+  file: string;
+  /** Its `integrity_check`, running while the archive is written. */
+  check: Promise<SnapshotCheck>;
+}
+
+export interface HomeCapture {
+  snapshots: TakenSnapshot[];
+  files: HomeFile[];
+  skipped: ManifestSkip[];
+}
+
+export interface CaptureContext {
+  home: StateHome;
+  /** Private directory for the snapshots. */
+  work: string;
+  /** Paths the home walk must not enter (the backup's own output and work directory). */
+  exclude: readonly string[];
+  checker: SnapshotChecker;
+  /** Called just before each database's snapshot begins. */
+  onSnapshot: (homePath: string, index: number, total: number) => void;
+}
+
+function withSidecars(path: string): string[] {
+  return [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
+}
+
+class Capture {
+  readonly snapshots: TakenSnapshot[] = [];
+
+  constructor(private readonly context: CaptureContext) {}
+
+  private target(): string {
+    return join(this.context.work, `${this.snapshots.length}.sqlite`);
+  }
+
+  private record(role: SnapshotRole, agentId: string | null, source: string, file: string): void {
+    const homePath = toArchivePath(relative(this.context.home.path, source));
+    const check = this.context.checker.check(file);
+    this.snapshots.push({ role, agentId, sourcePath: source, homePath, file, check });
+  }
+
+  home(db: Database, agentId: string | null, index: number, total: number): void {
+    const homePath = toArchivePath(relative(this.context.home.path, db.path));
+    this.context.onSnapshot(homePath, index, total);
+    const file = this.target();
+    snapshotDatabase(db, file);
+    this.record(agentId === null ? "global" : "agent", agentId, db.path, file);
+  }
+
+  foreign(source: HomeFile, index: number, total: number): ManifestSkip | null {
+    this.context.onSnapshot(source.homePath, index, total);
+    const file = this.target();
+    try {
+      snapshotForeignDatabase(source.path, file);
+    } catch (error) {
+      // One unreadable stray database must not cost the operator the whole backup; it is reported.
+      return {
+        homePath: source.homePath,
+        reason: `could not be snapshotted: ${(error as Error).message}`,
+      };
+    }
+    this.record("other", null, source.path, file);
+    return null;
+  }
+}
+
+/**
+ * Snapshots every database of the home and lists the files to archive. The global database goes
+ * first, and the agents to capture are the ones its snapshot registers: the archive then holds
+ * exactly the agent databases its own registry names, even while agents are being added.
+ */
+export function captureHome(context: CaptureContext): HomeCapture {
+  const { home } = context;
+  const capture = new Capture(context);
+  capture.home(home.db, null, 0, 1);
+  const agentIds = registeredAgentIds(capture.snapshots[0]?.file as string);
+  const total = 1 + agentIds.length;
+  agentIds.forEach((agentId, i) => {
+    capture.home(home.agent(agentId, { create: false }).db, agentId, i + 1, total);
+  });
+  const live = [home.db.path, ...home.listAgents().map((agent) => agent.dbPath)];
+  const exclude = new Set([...context.exclude, ...live.flatMap(withSidecars)]);
+  const inventory = inventoryHome(home.path, exclude);
+  const skipped = [...inventory.skipped];
+  inventory.databases.forEach((source, i) => {
+    const skip = capture.foreign(source, total + i, total + inventory.databases.length);
+    if (skip) skipped.push(skip);
+  });
+  return { snapshots: capture.snapshots, files: inventory.files, skipped };
+}

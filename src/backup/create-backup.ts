@@ -1,0 +1,187 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { StateError } from "../db/errors.js";
+import { DIR_MODE, ensurePrivateDir } from "../db/files.js";
+import { openStateHome, StateHome } from "../home.js";
+import type { BackupRunStore } from "../stores/global/backup-run-store.js";
+import type { JsonValue } from "../stores/json.js";
+import { captureHome } from "./capture-home.js";
+import { BACKUPS_DIR } from "./home-files.js";
+import type { BackupManifest } from "./manifest.js";
+import { placeNewFile, rejectUnknownOptions } from "./options.js";
+import { SnapshotChecker } from "./snapshot-check.js";
+import { writeArchive } from "./write-archive.js";
+
+export interface BackupProgress {
+  /** `snapshot`: `done`/`total` count databases; `archive`: they count bytes written. */
+  phase: "snapshot" | "archive";
+  /** The home path of the database or file being worked on. */
+  entry: string;
+  done: number;
+  total: number;
+}
+
+export interface CreateBackupOptions {
+  /** Archive path (default `<home>/backups/<timestamp>.tar.gz`); an existing file is refused. */
+  out?: string;
+  /** gzip the archive (default true). */
+  compress?: boolean;
+  /** Progress, e.g. for a TTY display. A `snapshot` event comes just before that snapshot starts. */
+  onProgress?: (event: BackupProgress) => void;
+}
+
+export interface BackupReport {
+  id: string;
+  archive: string;
+  createdAt: number;
+  durationMs: number;
+  compressed: boolean;
+  archiveBytes: number;
+  /** Every snapshot passed `PRAGMA integrity_check`. */
+  ok: boolean;
+  manifest: BackupManifest;
+}
+
+interface CheckedOptions {
+  out: string | undefined;
+  compress: boolean;
+  onProgress: (event: BackupProgress) => void;
+}
+
+function checkOptions(options: CreateBackupOptions): CheckedOptions {
+  rejectUnknownOptions(options, ["out", "compress", "onProgress"], "createBackup");
+  const { out, compress = true, onProgress = () => undefined } = options;
+  if (out !== undefined && (typeof out !== "string" || out === "")) {
+    throw new TypeError("Expected createBackup({ out }) to be a non-empty string");
+  }
+  if (typeof compress !== "boolean")
+    throw new TypeError("Expected createBackup({ compress }) to be a boolean");
+  if (typeof onProgress !== "function") {
+    throw new TypeError("Expected createBackup({ onProgress }) to be a function");
+  }
+  return { out, compress, onProgress };
+}
+
+function outputPath(home: StateHome, options: CheckedOptions, createdAt: number): string {
+  let path: string;
+  if (options.out === undefined) {
+    const dir = join(home.path, BACKUPS_DIR);
+    ensurePrivateDir(dir);
+    const stamp = new Date(createdAt).toISOString().replace(/[:.]/g, "-");
+    path = join(dir, `${stamp}.tar${options.compress ? ".gz" : ""}`);
+  } else {
+    path = resolve(options.out);
+    // Only directories this creates are made private; an existing one is the operator's to keep.
+    mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
+  }
+  if (existsSync(path)) {
+    throw new StateError("E_CONFLICT", `${path} already exists; choose another --out`, {
+      details: { path },
+    });
+  }
+  return path;
+}
+
+/** Marks the run failed; the original failure stays the one reported, even if this fails too. */
+function recordFailure(runs: BackupRunStore, id: string, error: unknown): void {
+  const code = error instanceof StateError ? error.code : "E_INTERNAL";
+  const message = error instanceof Error ? error.message : String(error);
+  try {
+    runs.finish(id, "failed", { error: { code, message } });
+  } catch {
+    // Already failing; a second error here would hide the first.
+  }
+}
+
+interface Run {
+  id: string;
+  createdAt: number;
+  archive: string;
+  /** Private directory for the snapshots, beside the archive (same filesystem, no tmpfs limits). */
+  work: string;
+  /** The archive while it is written; renamed to `archive` only when complete and synced. */
+  partial: string;
+}
+
+async function writeBackup(
+  home: StateHome,
+  run: Run,
+  options: CheckedOptions,
+): Promise<BackupManifest> {
+  const checker = new SnapshotChecker();
+  try {
+    const capture = captureHome({
+      home,
+      work: run.work,
+      exclude: [run.archive, run.partial, run.work],
+      checker,
+      onSnapshot: (entry, done, total) =>
+        options.onProgress({ phase: "snapshot", entry, done, total }),
+    });
+    const meta = { id: run.id, createdAt: run.createdAt, home: home.path, gzip: options.compress };
+    const manifest = await writeArchive(run.partial, capture, {
+      ...meta,
+      onProgress: options.onProgress,
+    });
+    placeNewFile(run.partial, run.archive);
+    return manifest;
+  } finally {
+    await checker.close();
+  }
+}
+
+async function backupHome(home: StateHome, options: CheckedOptions): Promise<BackupReport> {
+  const started = performance.now();
+  const createdAt = Date.now();
+  const id = randomUUID();
+  const archive = outputPath(home, options, createdAt);
+  const runs = home.backups;
+  runs.start(id, createdAt, archive);
+  const work = mkdtempSync(join(dirname(archive), ".agentstate-backup-"));
+  const partial = `${archive}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  try {
+    const manifest = await writeBackup(home, { id, createdAt, archive, work, partial }, options);
+    runs.finish(id, "succeeded", manifest as unknown as JsonValue);
+    return {
+      id,
+      archive,
+      createdAt,
+      durationMs: Math.round(performance.now() - started),
+      compressed: options.compress,
+      archiveBytes: statSync(archive).size,
+      ok: manifest.databases.every((db) => db.integrityCheck === "ok"),
+      manifest,
+    };
+  } catch (error) {
+    rmSync(partial, { force: true });
+    recordFailure(runs, id, error);
+    throw error;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Backs up a home into one archive: a `VACUUM INTO` snapshot of every database (global, each
+ * agent, any other SQLite file), the home's other files (config, credentials, workspaces, legacy
+ * files; never `backups/`, live WAL/SHM files or symbolic links), and a `manifest.json` with the
+ * size, SHA-256, schema version and `integrity_check` of each entry. Writers in other processes
+ * keep going; each database's snapshot holds what was committed when its snapshot began. The
+ * archive appears at its final path only when complete and on disk. Recorded in `backup_runs`.
+ */
+export async function createBackup(
+  home: StateHome | string,
+  options: CreateBackupOptions = {},
+): Promise<BackupReport> {
+  const checked = checkOptions(options);
+  if (typeof home !== "string" && !(home instanceof StateHome)) {
+    throw new TypeError("Expected createBackup(home) to be a StateHome or a home path");
+  }
+  const owned = typeof home === "string" ? openStateHome({ home, create: false }) : null;
+  try {
+    return await backupHome(owned ?? (home as StateHome), checked);
+  } finally {
+    owned?.close();
+  }
+}

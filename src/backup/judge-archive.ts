@@ -1,0 +1,234 @@
+import { latestSchemaVersion } from "../db/schema.js";
+import type { ArchiveScan, ScannedEntry } from "./archive-scan.js";
+import {
+  type BackupManifest,
+  DATABASES_DIR,
+  MANIFEST_ENTRY,
+  type ManifestDatabase,
+  type ManifestFile,
+  type SnapshotRole,
+  toArchivePath,
+} from "./manifest.js";
+import { parseManifest } from "./manifest-parse.js";
+import type { SnapshotCheck } from "./snapshot-check.js";
+
+export type VerifiedEntryKind = "database" | "file" | "manifest" | "unexpected";
+/** `unverified`: the entry could not be judged because the manifest is missing or invalid. */
+export type VerifiedEntryStatus = "ok" | "bad" | "missing" | "unverified";
+
+export interface VerifiedEntry {
+  /** The entry name in the archive. */
+  path: string;
+  kind: VerifiedEntryKind;
+  role: SnapshotRole | null;
+  agentId: string | null;
+  bytes: number | null;
+  sha256: string | null;
+  schemaVersion: number | null;
+  integrityCheck: string | null;
+  status: VerifiedEntryStatus;
+  problem: string | null;
+}
+
+export interface VerifyProblem {
+  /** The entry at fault, or null for damage to the archive as a whole. */
+  entry: string | null;
+  message: string;
+}
+
+export interface Judgement {
+  manifest: BackupManifest | null;
+  entries: VerifiedEntry[];
+  problems: VerifyProblem[];
+}
+
+type Expected = ManifestDatabase | ManifestFile;
+
+function isDatabase(expected: Expected): expected is ManifestDatabase {
+  return "snapshotPath" in expected;
+}
+
+function entryName(expected: Expected): string {
+  return isDatabase(expected) ? expected.snapshotPath : expected.archivePath;
+}
+
+function databaseProblem(want: ManifestDatabase, check: SnapshotCheck | undefined): string | null {
+  if (!check) return "the snapshot was not checked";
+  if (check.integrityCheck !== "ok") return `integrity_check failed: ${check.integrityCheck}`;
+  if (check.schemaVersion !== want.schemaVersion) {
+    return `schema version ${check.schemaVersion} differs from the manifest's ${want.schemaVersion}`;
+  }
+  if (want.role === "other") return null;
+  const supported = latestSchemaVersion(want.role);
+  if (want.schemaVersion > supported) {
+    return `schema version ${want.schemaVersion} is newer than this agentstate supports (${supported}); upgrade agentstate to restore it`;
+  }
+  if (want.schemaVersion < 1) return "schema version 0: not an initialized agentstate database";
+  return null;
+}
+
+function contentProblem(
+  scanned: ScannedEntry,
+  want: Expected,
+  check?: SnapshotCheck,
+): string | null {
+  if (scanned.sha256 === null) return "its body is cut off (the archive is truncated)";
+  if (scanned.bytes !== want.bytes)
+    return `it holds ${scanned.bytes} bytes, the manifest says ${want.bytes}`;
+  if (scanned.sha256 !== want.sha256) {
+    return `SHA-256 mismatch: the manifest says ${want.sha256.slice(0, 12)}…, the archive holds ${scanned.sha256.slice(0, 12)}…`;
+  }
+  return isDatabase(want) ? databaseProblem(want, check) : null;
+}
+
+function describe(
+  scanned: ScannedEntry,
+  want: Expected | undefined,
+  check?: SnapshotCheck,
+): VerifiedEntry {
+  const db = want && isDatabase(want) ? want : null;
+  const kind: VerifiedEntryKind =
+    scanned.path === MANIFEST_ENTRY ? "manifest" : db ? "database" : want ? "file" : "unexpected";
+  return {
+    path: scanned.path,
+    kind,
+    role: db?.role ?? null,
+    agentId: db?.agentId ?? null,
+    bytes: scanned.bytes,
+    sha256: scanned.sha256,
+    schemaVersion: check?.schemaVersion ?? null,
+    integrityCheck: check?.integrityCheck ?? null,
+    status: "ok",
+    problem: null,
+  };
+}
+
+function judgeEntry(
+  scanned: ScannedEntry,
+  manifest: BackupManifest | null,
+  expected: ReadonlyMap<string, Expected>,
+  check: SnapshotCheck | undefined,
+): VerifiedEntry {
+  const want = expected.get(scanned.path);
+  const entry = describe(scanned, want, check);
+  const problem =
+    scanned.problem ??
+    (scanned.path === MANIFEST_ENTRY || manifest === null
+      ? null
+      : want === undefined
+        ? "it is not in the manifest"
+        : contentProblem(scanned, want, check));
+  if (problem) return { ...entry, status: "bad", problem };
+  if (manifest === null && scanned.path !== MANIFEST_ENTRY)
+    return { ...entry, status: "unverified" };
+  return entry;
+}
+
+function missingEntry(want: Expected): VerifiedEntry {
+  const db = isDatabase(want) ? want : null;
+  return {
+    path: entryName(want),
+    kind: db ? "database" : "file",
+    role: db?.role ?? null,
+    agentId: db?.agentId ?? null,
+    bytes: want.bytes,
+    sha256: want.sha256,
+    schemaVersion: db?.schemaVersion ?? null,
+    integrityCheck: null,
+    status: "missing",
+    problem: "the manifest lists it, but it is missing from the archive",
+  };
+}
+
+/**
+ * The archive's global database must register exactly the agent databases the archive carries,
+ * or the restored home would miss an agent or carry one it cannot open.
+ */
+function registryProblems(
+  manifest: BackupManifest,
+  checks: ReadonlyMap<string, SnapshotCheck>,
+  entries: VerifiedEntry[],
+): void {
+  const global = manifest.databases.find((db) => db.role === "global") as ManifestDatabase;
+  const registered = checks.get(global.snapshotPath)?.registeredAgents;
+  if (!registered) return;
+  const carried = new Map(
+    manifest.databases.filter((db) => db.role === "agent").map((db) => [db.agentId, db]),
+  );
+  const flag = (path: string, problem: string) => {
+    const entry = entries.find((e) => e.path === path);
+    if (entry && entry.status === "ok") Object.assign(entry, { status: "bad", problem });
+  };
+  for (const [agentId, path] of Object.entries(registered)) {
+    const db = carried.get(agentId);
+    if (!db || db.homePath !== toArchivePath(path)) {
+      flag(
+        global.snapshotPath,
+        `it registers agent "${agentId}", whose database (${path}) is not in the archive`,
+      );
+    }
+  }
+  for (const db of carried.values()) {
+    if (!((db.agentId as string) in registered)) {
+      flag(
+        db.snapshotPath,
+        `agent "${db.agentId}" is not registered in the archive's global database`,
+      );
+    }
+  }
+}
+
+function readManifest(scan: ArchiveScan): {
+  manifest: BackupManifest | null;
+  problem: string | null;
+} {
+  if (scan.manifestText === null) {
+    const refused = scan.entries.some((entry) => entry.path === MANIFEST_ENTRY);
+    return {
+      manifest: null,
+      problem: refused ? null : `${MANIFEST_ENTRY} is missing from the archive`,
+    };
+  }
+  try {
+    return { manifest: parseManifest(scan.manifestText), problem: null };
+  } catch (error) {
+    return { manifest: null, problem: (error as Error).message };
+  }
+}
+
+/**
+ * Judges a scanned archive against its manifest: every entry present, expected, complete and
+ * hashing as listed; every snapshot passing `integrity_check` with a supported schema version.
+ */
+export function judgeArchive(
+  scan: ArchiveScan,
+  checks: ReadonlyMap<string, SnapshotCheck>,
+): Judgement {
+  const { manifest, problem: manifestProblem } = readManifest(scan);
+  const wanted: Expected[] = manifest ? [...manifest.databases, ...manifest.files] : [];
+  const expected = new Map(wanted.map((want) => [entryName(want), want]));
+  const entries = scan.entries.map((scanned) =>
+    judgeEntry(scanned, manifest, expected, checks.get(scanned.path)),
+  );
+  const present = new Set(scan.entries.map((scanned) => scanned.path));
+  entries.push(...wanted.filter((want) => !present.has(entryName(want))).map(missingEntry));
+  if (manifest) registryProblems(manifest, checks, entries);
+  const problems: VerifyProblem[] = scan.damage.map((message) => ({ entry: null, message }));
+  const manifestEntry = entries.find((entry) => entry.path === MANIFEST_ENTRY);
+  if (manifestProblem && manifestEntry)
+    Object.assign(manifestEntry, { status: "bad", problem: manifestProblem });
+  if (manifestProblem && !manifestEntry)
+    problems.push({ entry: MANIFEST_ENTRY, message: manifestProblem });
+  for (const entry of entries) {
+    if (entry.problem)
+      problems.push({
+        entry: entry.path,
+        message: `entry ${JSON.stringify(entry.path)}: ${entry.problem}`,
+      });
+  }
+  return { manifest, entries, problems };
+}
+
+export function isSnapshotEntry(path: string): boolean {
+  return path.startsWith(`${DATABASES_DIR}/`);
+}

@@ -1,0 +1,172 @@
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join, relative } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { isStateError } from "../db/errors.js";
+import { openStateHome } from "../home.js";
+import { describeHome } from "../status/describe-home.js";
+import { modeOf, useTempDirs } from "../test-support/temp-dir.js";
+import { createBackup } from "./create-backup.js";
+import { listBackups } from "./list-backups.js";
+import { restoreBackup } from "./restore-backup.js";
+import { makeHome, rewrite } from "./test-support/archives.js";
+
+const tempDir = useTempDirs();
+
+function rowCounts(home: string) {
+  const open = openStateHome({ home, create: false });
+  try {
+    return describeHome(open).databases.map((db) => [db.role, db.agentId, db.tables]);
+  } finally {
+    open.close();
+  }
+}
+
+function modes(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      const stat = lstatSync(path);
+      out.push(`${modeOf(stat).toString(8)} ${relative(root, path)}`);
+      if (stat.isDirectory()) walk(path);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+async function backupOf(home: string): Promise<string> {
+  return (await createBackup(home, { out: join(tempDir(), "b.tar.gz") })).archive;
+}
+
+describe("restoreBackup", () => {
+  it("rebuilds a home with the same agents and row counts, 0700 dirs and 0600 files", async () => {
+    const source = makeHome(tempDir());
+    const legacy = new BetterSqlite3(join(source, "legacy.sqlite"));
+    legacy.exec("CREATE TABLE t (x); INSERT INTO t VALUES (42)");
+    legacy.close();
+    const archive = await backupOf(source);
+    const target = join(tempDir(), "restored");
+    const report = await restoreBackup(archive, { home: target });
+    expect(report).toMatchObject({
+      home: target,
+      databases: 4,
+      files: 2,
+      agents: ["main", "research"],
+      movedAside: [],
+    });
+    expect(rowCounts(target)).toEqual(rowCounts(source));
+    expect(readFileSync(join(target, "credentials", "token"), "utf8")).toBe("secret\n");
+    const restoredLegacy = new BetterSqlite3(join(target, "legacy.sqlite"), { readonly: true });
+    expect(restoredLegacy.prepare("SELECT x FROM t").pluck().get()).toBe(42);
+    restoredLegacy.close();
+    for (const line of modes(target)) expect(line).toMatch(/^(700|600) /);
+    expect(modeOf(lstatSync(target))).toBe(0o700);
+    // The run that made the archive was still running in its own snapshot; restore closes it.
+    expect(listBackups(target).map((run) => run.status)).toEqual(["succeeded"]);
+    // The staging directory beside the target is gone.
+    expect(readdirSync(join(target, ".."))).toEqual(["restored"]);
+  });
+
+  it("restores into an existing empty directory", async () => {
+    const archive = await backupOf(makeHome(tempDir(), 1));
+    const target = join(tempDir(), "empty");
+    mkdirSync(target, { mode: 0o755 });
+    await restoreBackup(archive, { home: target });
+    expect(modeOf(lstatSync(target))).toBe(0o700);
+    expect(rowCounts(target)).toHaveLength(3);
+  });
+
+  it("refuses a home that has databases, and changes nothing", async () => {
+    const archive = await backupOf(makeHome(tempDir(), 1));
+    const target = makeHome(tempDir(), 2);
+    const before = rowCounts(target);
+    await expect(restoreBackup(archive, { home: target })).rejects.toSatisfy(
+      (e) =>
+        isStateError(e, "E_CONFLICT") && /state\/state\.sqlite.*--force/.test((e as Error).message),
+    );
+    expect(rowCounts(target)).toEqual(before);
+    expect(readdirSync(join(target, ".."))).toEqual(["home"]);
+  });
+
+  it("with force, moves the old databases and colliding files aside instead of deleting them", async () => {
+    const source = makeHome(tempDir(), 1);
+    const archive = await backupOf(source);
+    const target = makeHome(tempDir(), 3);
+    const old = openStateHome({ home: target });
+    old.kv.set("prefs", "theme", "old-value");
+    old.close();
+    const report = await restoreBackup(archive, { home: target, force: true });
+    const moved = report.movedAside.map((m) => relative(target, m.to));
+    expect(moved).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^state\/state\.sqlite\.replaced-[\dT-]+Z$/),
+        expect.stringMatching(/^agents\/main\/agent\/agent\.sqlite\.replaced-/),
+        expect.stringMatching(/^config\.json\.replaced-/),
+      ]),
+    );
+    expect(rowCounts(target)).toEqual(rowCounts(source));
+    const aside = report.movedAside.find((m) => m.from === join(target, "state", "state.sqlite"));
+    const previous = new BetterSqlite3(aside?.to as string, { readonly: true });
+    expect(previous.prepare("SELECT value_json FROM kv WHERE key = 'theme'").pluck().get()).toBe(
+      '"old-value"',
+    );
+    previous.close();
+  });
+
+  it("refuses files in the way, stale WAL files and symlinked directories without force", async () => {
+    const archive = await backupOf(makeHome(tempDir(), 1));
+    const withConfig = join(tempDir(), "a");
+    mkdirSync(withConfig);
+    writeFileSync(join(withConfig, "config.json"), "mine");
+    await expect(restoreBackup(archive, { home: withConfig })).rejects.toThrow(
+      /already has files the backup would replace \(config\.json\)/,
+    );
+    expect(readdirSync(withConfig)).toEqual(["config.json"]);
+
+    const withWal = join(tempDir(), "b");
+    mkdirSync(join(withWal, "state"), { recursive: true });
+    writeFileSync(join(withWal, "state", "state.sqlite-wal"), "stale");
+    await expect(restoreBackup(archive, { home: withWal })).rejects.toThrow(
+      /state\/state\.sqlite-wal/,
+    );
+
+    const withLink = join(tempDir(), "c");
+    mkdirSync(withLink);
+    symlinkSync(tempDir(), join(withLink, "credentials"));
+    await expect(restoreBackup(archive, { home: withLink })).rejects.toThrow(/\(credentials\)/);
+  });
+
+  it("verifies first: a tampered archive is refused and nothing is written", async () => {
+    const archive = await backupOf(makeHome(tempDir(), 1));
+    const bad = rewrite(archive, join(tempDir(), "bad.tar.gz"), (entries) => [
+      { path: "../escape", body: Buffer.from("x") },
+      ...entries,
+    ]);
+    const parent = join(tempDir(), "new", "parents");
+    await expect(restoreBackup(bad, { home: join(parent, "home") })).rejects.toSatisfy(
+      (e) =>
+        isStateError(e, "E_CORRUPT") &&
+        /refusing to restore .*entry "\.\.\/escape"/.test((e as Error).message),
+    );
+    expect(existsSync(join(parent, ".."))).toBe(false);
+    expect(existsSync(join(parent, "..", "..", "escape"))).toBe(false);
+  });
+
+  it("rejects misuse", async () => {
+    const archive = await backupOf(makeHome(tempDir(), 1));
+    await expect(restoreBackup(archive, {} as never)).rejects.toThrow(TypeError);
+    await expect(
+      restoreBackup(archive, { home: tempDir(), forced: true } as never),
+    ).rejects.toThrow(/Unknown option/);
+  });
+});

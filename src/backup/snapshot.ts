@@ -1,0 +1,49 @@
+import { openBetterSqlite3 } from "../db/better-sqlite3-driver.js";
+import type { Database } from "../db/database.js";
+import type { SqlDriver } from "../db/driver.js";
+import { ensurePrivateFile } from "../db/files.js";
+
+function vacuumInto(target: string): string {
+  return `VACUUM INTO '${target.replaceAll("'", "''")}'`;
+}
+
+/**
+ * Writes a compact, consistent copy of an open database to `target` with `VACUUM INTO`: one read
+ * transaction, so writers in other connections keep going and the copy holds exactly what was
+ * committed when it began. The checkpoint first moves the WAL into the main file (PASSIVE: it
+ * never waits for readers or writers). The copy is created owner-only before SQLite fills it.
+ */
+export function snapshotDatabase(db: Database, target: string): void {
+  db.checkpoint("PASSIVE");
+  ensurePrivateFile(target);
+  db.exec(vacuumInto(target));
+}
+
+/**
+ * Snapshots a SQLite file that is not one of the home's databases (a legacy sidecar, a plugin's
+ * own database) through a read-only connection, so it is never migrated or otherwise changed.
+ */
+export function snapshotForeignDatabase(source: string, target: string): void {
+  let driver: SqlDriver | undefined;
+  try {
+    driver = openBetterSqlite3(source, { readonly: true, fileMustExist: true });
+    driver.exec("PRAGMA busy_timeout = 30000");
+    ensurePrivateFile(target);
+    driver.exec(vacuumInto(target));
+  } finally {
+    driver?.close();
+  }
+}
+
+/** `agents` ids registered in a global database snapshot, read from the snapshot itself. */
+export function registeredAgentIds(snapshot: string): string[] {
+  const driver = openBetterSqlite3(snapshot, { readonly: true, fileMustExist: true });
+  try {
+    return driver
+      .prepare<{ agent_id: string }>("SELECT agent_id FROM agents ORDER BY agent_id")
+      .all()
+      .map((row) => row.agent_id);
+  } finally {
+    driver.close();
+  }
+}

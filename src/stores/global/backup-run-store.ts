@@ -1,0 +1,92 @@
+import { columnsOf } from "../../db/columns.js";
+import type { Database } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import { StateError } from "../../db/errors.js";
+import type { JsonValue } from "../json.js";
+
+export type BackupRunStatus = "running" | "succeeded" | "failed";
+const STATUSES: readonly BackupRunStatus[] = ["running", "succeeded", "failed"];
+const MAX_LIST_LIMIT = 10_000;
+
+interface BackupRunRow {
+  id: string;
+  created_at: number;
+  archive_path: string;
+  status: string;
+  manifest_json: string;
+}
+
+export const BACKUP_RUN_COLUMNS = columnsOf<BackupRunRow>()(
+  "id",
+  "created_at",
+  "archive_path",
+  "status",
+  "manifest_json",
+);
+
+export interface BackupRun {
+  id: string;
+  createdAt: number;
+  archivePath: string;
+  status: BackupRunStatus;
+  /** The archive's manifest once the run succeeded; `{ error }` when it failed; `{}` while running. */
+  manifest: { [key: string]: JsonValue };
+}
+
+function fromRow(row: BackupRunRow): BackupRun {
+  if (!STATUSES.includes(row.status as BackupRunStatus)) {
+    throw new StateError("E_CORRUPT", `backup run ${row.id} has an unknown status ${row.status}`, {
+      details: { id: row.id },
+    });
+  }
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    archivePath: row.archive_path,
+    status: row.status as BackupRunStatus,
+    manifest: JSON.parse(row.manifest_json) as BackupRun["manifest"],
+  };
+}
+
+/** `backup_runs` in the global database: one row per backup, `running` until it ends. */
+export class BackupRunStore {
+  private readonly insert: SqlStatement;
+  private readonly update: SqlStatement;
+  private readonly selectOne: SqlStatement<BackupRunRow>;
+  private readonly selectRecent: SqlStatement<BackupRunRow>;
+
+  constructor(db: Database) {
+    this.insert = db.prepare(
+      "INSERT INTO backup_runs (id, created_at, archive_path, status) VALUES (?, ?, ?, 'running')",
+    );
+    this.update = db.prepare(
+      "UPDATE backup_runs SET status = ?, manifest_json = ? WHERE id = ? AND status = 'running'",
+    );
+    this.selectOne = db.prepare("SELECT * FROM backup_runs WHERE id = ?");
+    this.selectRecent = db.prepare(
+      "SELECT * FROM backup_runs ORDER BY created_at DESC, id DESC LIMIT ?",
+    );
+  }
+
+  start(id: string, createdAt: number, archivePath: string): void {
+    this.insert.run(id, createdAt, archivePath);
+  }
+
+  /** Ends a running run; returns false when there is no such running run (already ended). */
+  finish(id: string, status: "succeeded" | "failed", manifest: JsonValue): boolean {
+    return this.update.run(status, JSON.stringify(manifest), id).changes === 1;
+  }
+
+  get(id: string): BackupRun | undefined {
+    const row = this.selectOne.get(id);
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** The most recent runs first. */
+  list(limit = 100): BackupRun[] {
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+      throw new TypeError(`Expected a limit from 1 to ${MAX_LIST_LIMIT}, got ${limit}`);
+    }
+    return this.selectRecent.all(limit).map(fromRow);
+  }
+}
