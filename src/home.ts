@@ -9,7 +9,23 @@ import type { SqlStatement } from "./db/driver.js";
 import { StateError } from "./db/errors.js";
 import { validateAgentId } from "./ids.js";
 import { type AgentStores, createAgentStores } from "./stores/agent/agent-stores.js";
-import { KvStore } from "./stores/kv-store.js";
+import type { BackupRunStore } from "./stores/global/backup-run-store.js";
+import type { CommitmentStore } from "./stores/global/commitment-store.js";
+import type { ConversationBindingStore } from "./stores/global/conversation-binding-store.js";
+import type { CronStore } from "./stores/global/cron-store.js";
+import type { DeliveryQueueStore } from "./stores/global/delivery-queue-store.js";
+import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
+import type { FlowStore } from "./stores/global/flow-store.js";
+import { createGlobalStores, type GlobalStores } from "./stores/global/global-stores.js";
+import type { MediaStore } from "./stores/global/media-store.js";
+import type { MigrationLedgerStore } from "./stores/global/migration-ledger-store.js";
+import type { PluginBlobStore } from "./stores/global/plugin-blob-store.js";
+import type { PluginStateStore } from "./stores/global/plugin-state-store.js";
+import type { SandboxRegistryStore } from "./stores/global/sandbox-registry-store.js";
+import type { SubagentRunStore } from "./stores/global/subagent-run-store.js";
+import type { TaskStore } from "./stores/global/task-store.js";
+import type { TuiSessionStore } from "./stores/global/tui-session-store.js";
+import type { KvStore } from "./stores/kv-store.js";
 
 export const GLOBAL_DB_RELATIVE_PATH = join("state", "state.sqlite");
 
@@ -99,12 +115,28 @@ function rejectUnknown(options: object, allowed: Set<string>, where: string): vo
 
 /**
  * An agentstate home: the global control-plane database, opened at once, and one database per
- * agent, opened on first use and registered in `agents` / `agent_databases`.
+ * agent, opened on first use and registered in `agents` / `agent_databases`. The control-plane
+ * stores (`home.cron`, `home.queue`, `home.plugins`, …) hang off the home itself.
  */
-export class StateHome {
+export class StateHome implements GlobalStores {
   readonly path: string;
   readonly db: Database;
   readonly kv: KvStore;
+  readonly plugins: PluginStateStore;
+  readonly pluginBlobs: PluginBlobStore;
+  readonly media: MediaStore;
+  readonly cron: CronStore;
+  readonly tasks: TaskStore;
+  readonly flows: FlowStore;
+  readonly subagents: SubagentRunStore;
+  /** The outbound delivery queue: enqueue, claim with a lease, ack, retry, dead-letter. */
+  readonly queue: DeliveryQueueStore;
+  readonly bindings: ConversationBindingStore;
+  readonly commitments: CommitmentStore;
+  readonly tuiSessions: TuiSessionStore;
+  readonly sandboxes: SandboxRegistryStore;
+  readonly backups: BackupRunStore;
+  readonly migrations: MigrationLedgerStore;
   /** Session entries and lifecycle, by `(agentId, sessionKey)`. */
   readonly sessions: SessionsApi;
   /** Transcripts, by `{ agentId, sessionId }`. */
@@ -118,7 +150,22 @@ export class StateHome {
   constructor(path: string, db: Database) {
     this.path = path;
     this.db = db;
-    this.kv = new KvStore(db);
+    const stores = createGlobalStores(db);
+    this.kv = stores.kv;
+    this.plugins = stores.plugins;
+    this.pluginBlobs = stores.pluginBlobs;
+    this.media = stores.media;
+    this.cron = stores.cron;
+    this.tasks = stores.tasks;
+    this.flows = stores.flows;
+    this.subagents = stores.subagents;
+    this.queue = stores.queue;
+    this.bindings = stores.bindings;
+    this.commitments = stores.commitments;
+    this.tuiSessions = stores.tuiSessions;
+    this.sandboxes = stores.sandboxes;
+    this.backups = stores.backups;
+    this.migrations = stores.migrations;
     this.sessions = new SessionsApi(this);
     this.transcripts = new TranscriptsApi(this);
     this.selectRegistered = db.prepare("SELECT * FROM agents WHERE agent_id = ?");
@@ -184,6 +231,19 @@ export class StateHome {
       lastSeenAt: row.last_seen_at,
       sizeBytes: row.size_bytes,
     }));
+  }
+
+  /**
+   * Deletes expired rows (TTL) from the global database and every open agent database. Agents
+   * not opened yet are left to `agentstate gc`, which opens each registered one.
+   */
+  sweepExpired(now: number = Date.now()): {
+    global: SweepReport;
+    agents: Record<string, SweepReport>;
+  } {
+    const agents: Record<string, SweepReport> = {};
+    for (const [agentId, agent] of this.agents) agents[agentId] = sweepExpired(agent.db, now);
+    return { global: sweepExpired(this.db, now), agents };
   }
 
   hasAgent(agentId: string): boolean {

@@ -5,6 +5,19 @@
 export type { SessionsApi } from "./api/sessions-api.js";
 export type { HomeSearchOptions, TranscriptScope, TranscriptsApi } from "./api/transcripts-api.js";
 export {
+  type BackupProgress,
+  type BackupReport,
+  type CreateBackupOptions,
+  createBackup,
+} from "./backup/create-backup.js";
+export { type BackupRunSummary, listBackups } from "./backup/list-backups.js";
+export {
+  type RestoreBackupOptions,
+  type RestoreReport,
+  restoreBackup,
+} from "./backup/restore-backup.js";
+export { type VerifyReport, verifyBackup } from "./backup/verify-backup.js";
+export {
   type CheckpointMode,
   type CheckpointResult,
   Database,
@@ -14,6 +27,14 @@ export {
 export type { DriverFactory, SqlDriver, SqlStatement, SqlValue } from "./db/driver.js";
 export { isStateError, STATE_ERROR_CODES, StateError, type StateErrorCode } from "./db/errors.js";
 export { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
+export {
+  type DoctorProgress,
+  type DoctorReport,
+  type FixOptions,
+  runDoctorFix,
+  type SourceReport,
+} from "./doctor/fix.js";
+export { type MigrationPlan, type PlannedSource, planMigration } from "./doctor/plan.js";
 export {
   type AgentOpenOptions,
   type AgentRecord,
@@ -26,6 +47,14 @@ export {
 export { validateAgentId } from "./ids.js";
 export { type DatabaseStatus, describeHome, type HomeStatus } from "./status/describe-home.js";
 export type { AgentStores } from "./stores/agent/agent-stores.js";
+export type {
+  Artifact,
+  ArtifactInfo,
+  NewArtifact,
+  RunArtifactStore,
+  ToolArtifactStore,
+} from "./stores/agent/artifact-store.js";
+export type { CacheEntry, CacheSet, CacheStore } from "./stores/agent/cache-store.js";
 export type {
   CompactOptions,
   ResetOptions,
@@ -64,6 +93,27 @@ export {
   type StoredEvent,
   type TranscriptStore,
 } from "./stores/agent/transcript-store.js";
+export type { VfsStore, VirtualAgentFs } from "./stores/agent/vfs-store.js";
+export type { CommitmentStore } from "./stores/global/commitment-store.js";
+export type { ConversationBindingStore } from "./stores/global/conversation-binding-store.js";
+export type { CronJob, CronRunLog } from "./stores/global/cron-rows.js";
+export type { CronStore } from "./stores/global/cron-store.js";
+export type {
+  ClaimedDelivery,
+  DeliveryEntry,
+  DeliveryQueueStore,
+  NewDeliveryEntry,
+} from "./stores/global/delivery-queue-store.js";
+export type { SweepReport } from "./stores/global/expiry.js";
+export type { FlowStore } from "./stores/global/flow-store.js";
+export type { GlobalStores } from "./stores/global/global-stores.js";
+export type { Media, MediaInfo, MediaStore } from "./stores/global/media-store.js";
+export type { PluginBlobStore } from "./stores/global/plugin-blob-store.js";
+export type { PluginStateEntry, PluginStateStore } from "./stores/global/plugin-state-store.js";
+export type { SandboxRegistryStore } from "./stores/global/sandbox-registry-store.js";
+export type { SubagentRun, SubagentRunStore } from "./stores/global/subagent-run-store.js";
+export type { TaskStore } from "./stores/global/task-store.js";
+export type { TuiSessionStore } from "./stores/global/tui-session-store.js";
 export type { JsonValue } from "./stores/json.js";
 export {
   type KvEntry,
@@ -75,3 +125,12 @@ export { buildContext, type ContextEntry } from "./transcript/context.js";
 export type { TranscriptEvent } from "./transcript/event.js";
 export { encodeJsonl, type ParsedLine, parseJsonl } from "./transcript/jsonl-codec.js";
 export { TranscriptTree } from "./transcript/tree.js";
+export {
+  exportTar,
+  exportToDirectory,
+  importFromDirectory,
+  importTar,
+  type VfsExportOptions,
+  type VfsImportOptions,
+} from "./vfs/archive.js";
+export type { VfsStat } from "./vfs/resolver.js";

@@ -23,6 +23,16 @@ describe("public API", () => {
         "openStateHome",
         "resolveHomePath",
         "validateAgentId",
+        "createBackup",
+        "verifyBackup",
+        "restoreBackup",
+        "listBackups",
+        "planMigration",
+        "runDoctorFix",
+        "exportTar",
+        "exportToDirectory",
+        "importFromDirectory",
+        "importTar",
       ].sort(),
     );
   });

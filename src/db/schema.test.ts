@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AGENT_COLUMNS, AGENT_DATABASE_COLUMNS } from "../home.js";
+import { RUN_ARTIFACT_COLUMNS, TOOL_ARTIFACT_COLUMNS } from "../stores/agent/artifact-store.js";
+import { CACHE_ENTRY_COLUMNS } from "../stores/agent/cache-store.js";
 import { SESSION_ENTRY_COLUMNS } from "../stores/agent/session-store.js";
 import {
   EVENT_COLUMNS,
@@ -9,8 +11,27 @@ import {
   SESSION_COLUMNS,
   SNAPSHOT_COLUMNS,
 } from "../stores/agent/transcript-rows.js";
+import { BACKUP_RUN_COLUMNS } from "../stores/global/backup-run-store.js";
+import { COMMITMENT_COLUMNS } from "../stores/global/commitment-store.js";
+import { CONVERSATION_BINDING_COLUMNS } from "../stores/global/conversation-binding-store.js";
+import { CRON_JOB_COLUMNS, CRON_RUN_LOG_COLUMNS } from "../stores/global/cron-rows.js";
+import { DELIVERY_QUEUE_COLUMNS } from "../stores/global/delivery-queue-rows.js";
+import { FLOW_RUN_COLUMNS } from "../stores/global/flow-store.js";
+import { MEDIA_BLOB_COLUMNS } from "../stores/global/media-store.js";
+import {
+  MIGRATION_RUN_COLUMNS,
+  MIGRATION_SOURCE_COLUMNS,
+} from "../stores/global/migration-ledger-store.js";
+import { PLUGIN_BLOB_COLUMNS } from "../stores/global/plugin-blob-store.js";
+import { PLUGIN_STATE_COLUMNS } from "../stores/global/plugin-state-store.js";
+import { SANDBOX_REGISTRY_COLUMNS } from "../stores/global/sandbox-registry-store.js";
+import { SUBAGENT_RUN_COLUMNS } from "../stores/global/subagent-run-store.js";
+import { TASK_DELIVERY_COLUMNS } from "../stores/global/task-delivery-store.js";
+import { TASK_RUN_COLUMNS } from "../stores/global/task-rows.js";
+import { TUI_LAST_SESSION_COLUMNS } from "../stores/global/tui-session-store.js";
 import { KV_COLUMNS } from "../stores/kv-store.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
+import { VFS_CHUNK_COLUMNS, VFS_ENTRY_COLUMNS } from "../vfs/vfs-table.js";
 import { type Database, openDatabase } from "./database.js";
 import { isStateError } from "./errors.js";
 import { type DatabaseRole, latestSchemaVersion, loadMigrations } from "./schema.js";
@@ -26,7 +47,28 @@ function columnsOfTable(db: Database, table: string): string[] {
 
 /** Row types declared in TypeScript, by role and table, checked against the committed .sql. */
 const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
-  global: { kv: KV_COLUMNS, agents: AGENT_COLUMNS, agent_databases: AGENT_DATABASE_COLUMNS },
+  global: {
+    kv: KV_COLUMNS,
+    agents: AGENT_COLUMNS,
+    agent_databases: AGENT_DATABASE_COLUMNS,
+    migration_runs: MIGRATION_RUN_COLUMNS,
+    migration_sources: MIGRATION_SOURCE_COLUMNS,
+    backup_runs: BACKUP_RUN_COLUMNS,
+    plugin_state_entries: PLUGIN_STATE_COLUMNS,
+    plugin_blob_entries: PLUGIN_BLOB_COLUMNS,
+    media_blobs: MEDIA_BLOB_COLUMNS,
+    cron_jobs: CRON_JOB_COLUMNS,
+    cron_run_logs: CRON_RUN_LOG_COLUMNS,
+    task_runs: TASK_RUN_COLUMNS,
+    task_delivery_state: TASK_DELIVERY_COLUMNS,
+    flow_runs: FLOW_RUN_COLUMNS,
+    subagent_runs: SUBAGENT_RUN_COLUMNS,
+    delivery_queue_entries: DELIVERY_QUEUE_COLUMNS,
+    current_conversation_bindings: CONVERSATION_BINDING_COLUMNS,
+    commitments: COMMITMENT_COLUMNS,
+    tui_last_sessions: TUI_LAST_SESSION_COLUMNS,
+    sandbox_registry_entries: SANDBOX_REGISTRY_COLUMNS,
+  },
   agent: {
     kv: KV_COLUMNS,
     session_entries: SESSION_ENTRY_COLUMNS,
@@ -34,6 +76,11 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     transcript_events: EVENT_COLUMNS,
     transcript_event_identities: IDENTITY_COLUMNS,
     transcript_snapshots: SNAPSHOT_COLUMNS,
+    vfs_entries: VFS_ENTRY_COLUMNS,
+    vfs_chunks: VFS_CHUNK_COLUMNS,
+    tool_artifacts: TOOL_ARTIFACT_COLUMNS,
+    run_artifacts: RUN_ARTIFACT_COLUMNS,
+    cache_entries: CACHE_ENTRY_COLUMNS,
   },
 };
 

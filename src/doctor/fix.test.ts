@@ -2,6 +2,8 @@ import { cpSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { restoreBackup } from "../backup/restore-backup.js";
+import { verifyBackup } from "../backup/verify-backup.js";
 import { openStateHome } from "../home.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { runDoctorFix } from "./fix.js";
@@ -94,5 +96,25 @@ describe("doctor --fix on the sample home", () => {
     expect(second.status).toBe("nothing-to-do");
     expect(second.sources.filter((s) => s.status === "skipped").length).toBe(first.totals.imported);
     expect(statSync(join(home, `agents/main/sessions/${MAIN}.jsonl`)).mtimeMs).toBe(mtime);
+  });
+
+  it("by default takes a verified backup first; restoring it brings back the legacy files", async () => {
+    const home = exampleHome();
+    const transcript = `agents/main/sessions/${MAIN}.jsonl`;
+    const original = readFileSync(join(home, transcript));
+    const report = await runDoctorFix({ home });
+    expect(report.status).toBe("succeeded");
+    expect(report.backupPath).toMatch(/backups\/.+\.tar\.gz$/);
+    expect(existsSync(join(home, transcript))).toBe(false);
+    expect((await verifyBackup(report.backupPath as string)).ok).toBe(true);
+
+    const restored = join(tempDir(), "restored");
+    await restoreBackup(report.backupPath as string, { home: restored });
+    expect(readFileSync(join(restored, transcript)).equals(original)).toBe(true);
+    const state = openStateHome({ home: restored, create: false });
+    // The archive was taken before the first row was written: the restored home is pre-migration.
+    expect(state.listAgents()).toEqual([]);
+    expect(state.migrations.listRuns(10)).toEqual([]);
+    state.close();
   });
 });

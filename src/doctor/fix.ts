@@ -2,14 +2,15 @@ import { randomBytes } from "node:crypto";
 import { existsSync, rmSync, statfsSync } from "node:fs";
 import { StateError } from "../db/errors.js";
 import { openStateHome, type StateHome } from "../home.js";
-import {
+import type {
   MigrationLedgerStore,
-  type MigrationSourceStatus,
+  MigrationSourceStatus,
 } from "../stores/global/migration-ledger-store.js";
 import type { JsonValue } from "../stores/json.js";
 import { KIND_HANDLERS } from "./kinds/registry.js";
 import type { ImportOutcome, SourceProblem } from "./kinds/types.js";
 import { type MigrationPlan, type PlannedSource, planMigration } from "./plan.js";
+import { preMigrationBackup } from "./pre-migration-backup.js";
 
 export type SourceStatus = MigrationSourceStatus | "left" | "refused";
 
@@ -50,8 +51,8 @@ export interface FixOptions {
   home?: string;
   /** Leave imported source files in place instead of removing them. */
   keepSources?: boolean;
-  /** Makes the verified pre-migration backup and returns its path. */
-  backup: (home: StateHome) => Promise<string>;
+  /** Makes the verified pre-migration backup and returns its path (default: a verified archive under `<home>/backups/`). */
+  backup?: (home: StateHome) => Promise<string>;
   onProgress?: (progress: DoctorProgress) => void;
 }
 
@@ -207,10 +208,11 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
   checkFreeSpace(plan);
   const home = openStateHome({ home: plan.home });
   try {
-    const ledger = new MigrationLedgerStore(home.db);
+    const ledger = home.migrations;
     const runId = newRunId();
+    // The backup comes first so that the archive holds the home exactly as it was before the run.
+    const backupPath = await (options.backup ?? preMigrationBackup)(home);
     ledger.startRun(runId, { kind: "legacy-state", home: plan.home, planned: todo.length });
-    const backupPath = await options.backup(home);
     const bytesTotal = todo.reduce((sum, s) => sum + s.bytes, 0);
     let bytesDone = 0;
     for (const [index, source] of plan.sources.entries()) {

@@ -2,7 +2,6 @@ import type { Command } from "commander";
 import { StateError } from "../../db/errors.js";
 import { type DoctorReport, runDoctorFix } from "../../doctor/fix.js";
 import { type MigrationPlan, planMigration } from "../../doctor/plan.js";
-import { MigrationLedgerStore } from "../../stores/global/migration-ledger-store.js";
 import {
   addHomeOption,
   addJsonOption,
@@ -11,7 +10,6 @@ import {
   withHome,
 } from "../common.js";
 import { formatBytes, printJson, renderTable } from "../output.js";
-import { preMigrationBackup } from "./doctor-backup.js";
 import { progressReporter } from "./doctor-progress.js";
 
 interface DoctorOptions extends HomeOptions, JsonOption {
@@ -105,7 +103,7 @@ export function renderReport(report: DoctorReport): string {
 }
 
 function showHistory(options: DoctorOptions): void {
-  const runs = withHome(options, false, (home) => new MigrationLedgerStore(home.db).listRuns(100));
+  const runs = withHome(options, false, (home) => home.migrations.listRuns(100));
   if (options.json) {
     printJson(runs);
     return;
@@ -127,7 +125,6 @@ async function fix(options: DoctorOptions): Promise<void> {
     report = await runDoctorFix({
       home: options.home,
       keepSources: options.keepSources === true,
-      backup: preMigrationBackup,
       ...(progress ? { onProgress: progress.update } : {}),
     });
   } finally {

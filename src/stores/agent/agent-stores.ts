@@ -1,11 +1,14 @@
 import type { Database } from "../../db/database.js";
 import { KvStore } from "../kv-store.js";
+import { RunArtifactStore, ToolArtifactStore } from "./artifact-store.js";
+import { CacheStore } from "./cache-store.js";
 import { SessionLifecycle } from "./session-lifecycle.js";
 import { SessionStore } from "./session-store.js";
 import { SnapshotStore } from "./snapshot-store.js";
 import { TranscriptBranches } from "./transcript-branches.js";
 import { TranscriptSearch } from "./transcript-search.js";
 import { TranscriptStore } from "./transcript-store.js";
+import { VfsStore } from "./vfs-store.js";
 
 /** The stores over one agent database, each with its statements prepared once. */
 export interface AgentStores {
@@ -18,6 +21,12 @@ export interface AgentStores {
   readonly branches: TranscriptBranches;
   readonly snapshots: SnapshotStore;
   readonly search: TranscriptSearch;
+  /** The SQLite scratch filesystems, one per namespace (`vfs.namespace("scratch")`). */
+  readonly vfs: VfsStore;
+  readonly toolArtifacts: ToolArtifactStore;
+  readonly runArtifacts: RunArtifactStore;
+  /** A TTL cache for derived values (embeddings, fetched pages, …). */
+  readonly cache: CacheStore;
 }
 
 export function createAgentStores(db: Database, agentId: string): AgentStores {
@@ -33,5 +42,9 @@ export function createAgentStores(db: Database, agentId: string): AgentStores {
     branches,
     snapshots,
     search: new TranscriptSearch(db, agentId),
+    vfs: new VfsStore(db),
+    toolArtifacts: new ToolArtifactStore(db),
+    runArtifacts: new RunArtifactStore(db),
+    cache: new CacheStore(db),
   });
 }

@@ -1,0 +1,217 @@
+import type { Command } from "commander";
+import {
+  type BackupProgress,
+  type BackupReport,
+  createBackup,
+} from "../../backup/create-backup.js";
+import { listBackups } from "../../backup/list-backups.js";
+import { type RestoreReport, restoreBackup } from "../../backup/restore-backup.js";
+import { type VerifyReport, verifyBackup } from "../../backup/verify-backup.js";
+import { StateError } from "../../db/errors.js";
+import { resolveHomePath } from "../../home.js";
+import {
+  addHomeOption,
+  addJsonOption,
+  type HomeOptions,
+  type JsonOption,
+  parseInteger,
+} from "../common.js";
+import { formatBytes, printJson, renderTable } from "../output.js";
+
+interface CreateOptions extends HomeOptions, JsonOption {
+  out?: string;
+  compress: boolean;
+}
+
+interface RestoreOptions extends JsonOption {
+  home: string;
+  force?: boolean;
+}
+
+interface ListOptions extends HomeOptions, JsonOption {
+  limit: string;
+}
+
+/** A one-line progress display on a terminal's stderr; nothing when stderr is not a terminal. */
+function progressLine(): { onProgress?: (event: BackupProgress) => void; clear: () => void } {
+  if (!process.stderr.isTTY) return { clear: () => undefined };
+  let shown = 0;
+  const onProgress = (event: BackupProgress) => {
+    const now = Date.now();
+    if (now - shown < 100) return;
+    shown = now;
+    const amount =
+      event.phase === "snapshot"
+        ? `${event.done + 1}/${event.total}`
+        : `${Math.floor((100 * event.done) / Math.max(event.total, 1))}%`;
+    process.stderr.write(`\r\x1b[K${event.phase} ${amount} ${event.entry}`);
+  };
+  return { onProgress, clear: () => process.stderr.write("\r\x1b[K") };
+}
+
+function renderCreated(report: BackupReport): string {
+  const { manifest } = report;
+  const kind = report.compressed ? "tar.gz" : "tar";
+  const lines = [
+    `backup ${report.id}: ${report.archive} (${formatBytes(report.archiveBytes)}, ${kind}) in ${(report.durationMs / 1000).toFixed(1)} s`,
+    "",
+    renderTable(manifest.databases, [
+      { header: "ROLE", value: (d) => d.role },
+      { header: "AGENT", value: (d) => d.agentId ?? "-" },
+      { header: "BYTES", value: (d) => formatBytes(d.bytes), align: "right" },
+      { header: "SHA256", value: (d) => d.sha256.slice(0, 12) },
+      { header: "INTEGRITY", value: (d) => d.integrityCheck },
+      { header: "PATH", value: (d) => d.homePath },
+    ]),
+    "",
+    `files: ${manifest.files.length} (${formatBytes(manifest.files.reduce((sum, f) => sum + f.bytes, 0))})`,
+  ];
+  for (const skip of manifest.skipped) lines.push(`skipped ${skip.homePath}: ${skip.reason}`);
+  return lines.join("\n");
+}
+
+function renderVerify(report: VerifyReport): string {
+  const made = report.createdAt === null ? "" : ` made ${new Date(report.createdAt).toISOString()}`;
+  const lines = [
+    `archive: ${report.archive} (${report.compressed ? "tar.gz" : "tar"})`,
+    `backup: ${report.backupId ?? "?"} of ${report.home ?? "?"}${made}`,
+    "",
+    renderTable(report.entries, [
+      { header: "ENTRY", value: (e) => e.path },
+      {
+        header: "KIND",
+        value: (e) =>
+          e.kind === "database" ? `${e.role}${e.agentId ? `:${e.agentId}` : ""}` : e.kind,
+      },
+      {
+        header: "BYTES",
+        value: (e) => (e.bytes === null ? "-" : formatBytes(e.bytes)),
+        align: "right",
+      },
+      { header: "SHA256", value: (e) => e.sha256?.slice(0, 12) ?? "-" },
+      { header: "SCHEMA", value: (e) => e.schemaVersion ?? "-", align: "right" },
+      { header: "INTEGRITY", value: (e) => e.integrityCheck ?? "-" },
+      { header: "STATUS", value: (e) => e.status },
+    ]),
+    "",
+  ];
+  if (report.ok) lines.push(`ok: ${report.entries.length} entries verified`);
+  else
+    lines.push(
+      `FAILED (${report.problems.length} problems):`,
+      ...report.problems.map((p) => `  ${p.message}`),
+    );
+  return lines.join("\n");
+}
+
+function renderRestored(report: RestoreReport): string {
+  const lines = [
+    `restored backup ${report.backupId} into ${report.home}: ${report.databases} databases, ${report.files} files (${formatBytes(report.bytes)})`,
+    `agents: ${report.agents.join(", ") || "-"}`,
+  ];
+  for (const moved of report.movedAside) lines.push(`moved aside: ${moved.from} -> ${moved.to}`);
+  lines.push(`next: agentstate status --home ${report.home}`);
+  return lines.join("\n");
+}
+
+function registerCreate(backup: Command): void {
+  const command = backup
+    .command("create")
+    .description(
+      "snapshot every database (VACUUM INTO) and archive them with the home's files and a manifest",
+    )
+    .option("--out <file>", "archive path (default: <home>/backups/<timestamp>.tar.gz)")
+    .option("--no-compress", "write a plain .tar (faster, larger)");
+  addHomeOption(command);
+  addJsonOption(command).action(async (options: CreateOptions) => {
+    const progress = progressLine();
+    let report: BackupReport;
+    try {
+      report = await createBackup(resolveHomePath(options.home), {
+        out: options.out,
+        compress: options.compress,
+        onProgress: progress.onProgress,
+      });
+    } finally {
+      progress.clear();
+    }
+    if (options.json) printJson(report);
+    else process.stdout.write(`${renderCreated(report)}\n`);
+    const bad = report.manifest.databases.find((db) => db.integrityCheck !== "ok");
+    if (bad) {
+      throw new StateError(
+        "E_CORRUPT",
+        `the snapshot of ${bad.homePath} failed integrity_check (${bad.integrityCheck}); the archive was kept at ${report.archive}`,
+      );
+    }
+  });
+}
+
+function registerVerify(backup: Command): void {
+  const command = backup
+    .command("verify <file>")
+    .description(
+      "re-hash every entry against the manifest and integrity_check every snapshot (in a private temp dir, removed after)",
+    );
+  addJsonOption(command).action(async (file: string, options: JsonOption) => {
+    const report = await verifyBackup(file);
+    if (options.json) printJson(report);
+    else process.stdout.write(`${renderVerify(report)}\n`);
+    if (!report.ok) {
+      throw new StateError("E_CORRUPT", `backup verification failed: ${report.firstProblem}`, {
+        details: { archive: report.archive },
+      });
+    }
+  });
+}
+
+function registerRestore(backup: Command): void {
+  const command = backup
+    .command("restore <file>")
+    .description("verify an archive, then restore it into a new or empty home")
+    .requiredOption("--home <dir>", "the home to restore into (new or empty, unless --force)")
+    .option(
+      "--force",
+      "move the target's existing databases and colliding files aside (<name>.replaced-<time>)",
+    );
+  addJsonOption(command).action(async (file: string, options: RestoreOptions) => {
+    const report = await restoreBackup(file, { home: options.home, force: options.force ?? false });
+    if (options.json) printJson(report);
+    else process.stdout.write(`${renderRestored(report)}\n`);
+  });
+}
+
+function registerList(backup: Command): void {
+  const command = backup
+    .command("list")
+    .description("backup runs recorded in the home, newest first")
+    .option("--limit <n>", "at most this many runs", "20");
+  addHomeOption(command);
+  addJsonOption(command).action((options: ListOptions) => {
+    const limit = parseInteger("--limit", options.limit, 1, 10_000);
+    const runs = listBackups(resolveHomePath(options.home), { limit });
+    if (options.json) {
+      printJson(runs);
+      return;
+    }
+    const table = renderTable(runs, [
+      { header: "ID", value: (r) => r.id.slice(0, 8) },
+      { header: "CREATED", value: (r) => new Date(r.createdAt).toISOString() },
+      { header: "STATUS", value: (r) => r.status },
+      { header: "DBS", value: (r) => r.databases ?? "-", align: "right" },
+      { header: "FILES", value: (r) => r.files ?? "-", align: "right" },
+      { header: "ARCHIVE", value: (r) => `${r.archive}${r.archiveExists ? "" : " (missing)"}` },
+    ]);
+    process.stdout.write(`${runs.length === 0 ? "no backups recorded" : table}\n`);
+  });
+}
+
+export function registerBackup(program: Command): void {
+  const backup = program
+    .command("backup")
+    .description("back up a home into one archive, verify an archive, restore one, list runs");
+  registerCreate(backup);
+  registerVerify(backup);
+  registerRestore(backup);
+  registerList(backup);
+}
