@@ -23,6 +23,25 @@ describe.skipIf(homes.length === 0)("doctor --fix on every real legacy home in t
         }
         if (s.status === "warning") expect(s.problems.length, s.path).toBeGreaterThan(0);
       }
+      const ledgers = {
+        "cron-jobs": "cron_jobs",
+        "cron-runs": "cron_run_logs",
+        "subagent-runs": "subagent_runs",
+      };
+      const counted = Object.entries(ledgers).map(([kind, table]) => {
+        const sources = report.sources.filter((s) => s.kind === kind);
+        expect(
+          sources.every((s) => s.status === "imported"),
+          JSON.stringify(sources),
+        ).toBe(true);
+        return { table, records: sources.reduce((sum, s) => sum + s.records, 0) };
+      });
+      const global = openStateHome({ home, create: false });
+      for (const { table, records } of counted) {
+        const rows = global.db.prepare<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).get();
+        expect(rows?.n, `${name}: ${table}`).toBe(records);
+      }
+      global.close();
       const transcripts = report.sources.filter(
         (s) => s.kind === "transcript" || s.kind === "transcript-archive",
       );

@@ -1,7 +1,9 @@
 import type { LegacySourceKind } from "../discover.js";
+import { cronJobsKind, cronJobsStateKind, cronRunsKind } from "./cron-kind.js";
 import { daycareDescriptorKind, daycareHistoryKind, daycareStateKind } from "./daycare-kind.js";
 import { sessionIndexKind } from "./session-index-kind.js";
 import { sidecarKind } from "./sidecar-kind.js";
+import { subagentRunsKind } from "./subagent-kind.js";
 import { transcriptKind } from "./transcript-kind.js";
 import type { KindHandler } from "./types.js";
 
@@ -14,6 +16,10 @@ export const KIND_HANDLERS: Partial<Record<LegacySourceKind, KindHandler>> = {
   "agent-descriptor": daycareDescriptorKind,
   "agent-state": daycareStateKind,
   "agent-history": daycareHistoryKind,
+  "cron-jobs": cronJobsKind,
+  "cron-jobs-state": cronJobsStateKind,
+  "cron-runs": cronRunsKind,
+  "subagent-runs": subagentRunsKind,
 };
 
 /** Import order: indexes before transcripts (so keys exist), archives before the live file. */

@@ -33,6 +33,7 @@ export class CronRunLogStore {
   private readonly listFirst: SqlStatement<CronRunLogRow>;
   private readonly listBefore: SqlStatement<CronRunLogRow>;
   private readonly pruneAll: SqlStatement;
+  private readonly selectSame: SqlStatement<{ id: number }>;
 
   constructor(
     private readonly db: Database,
@@ -52,6 +53,10 @@ export class CronRunLogStore {
     );
     this.listBefore = db.prepare(
       "SELECT * FROM cron_run_logs WHERE job_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+    );
+    this.selectSame = db.prepare(
+      `SELECT id FROM cron_run_logs
+       WHERE job_id = ? AND ran_at = ? AND status = ? AND record_json = ? LIMIT 1`,
     );
     this.pruneAll = db.prepare(
       `DELETE FROM cron_run_logs WHERE id IN (
@@ -89,6 +94,23 @@ export class CronRunLogStore {
       );
       this.trim.run({ jobId: id, keep: this.keepPerJob });
       return Number(lastInsertRowid);
+    });
+  }
+
+  /**
+   * Appends a past run unless the same run (job, time, status and record) is already logged: how an
+   * import stays idempotent when it is rerun after an interruption. True when it was added.
+   */
+  importRun(jobId: string, entry: CronRunLogEntry): boolean {
+    const json = encodeRecord(
+      `cron run record of ${jobId}`,
+      entry.record ?? {},
+      MAX_CRON_RUN_RECORD_BYTES,
+    );
+    return this.db.tx(() => {
+      if (this.selectSame.get(jobId, entry.ranAt, entry.status, json)) return false;
+      this.append(jobId, entry);
+      return true;
     });
   }
 
