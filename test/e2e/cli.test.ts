@@ -3,6 +3,7 @@ import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { latestSchemaVersion } from "../../src/db/schema.js";
+import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { requireBuild } from "../support/built.js";
 import { cli } from "../support/cli.js";
@@ -135,16 +136,21 @@ describe("agentstate kv and status", () => {
 });
 
 describe("agentstate demo", () => {
-  it("copies the sample legacy home and shows what it holds", () => {
+  it("migrates a copy of the sample legacy home and shows what the databases answer", () => {
     const dir = tempDir();
     const result = cli(["demo", "--dir", dir]);
-    expect(result.status).toBe(0);
+    expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toContain(join(dir, "home"));
     expect(result.stdout).toMatch(/transcript \(\.jsonl\)\s+3\s+\d+/);
     expect(result.stdout).toMatch(/credentials \(never imported\)\s+1/);
+    expect(result.stdout).toMatch(/backup \S+\.tar\.gz — verified: ok/);
+    expect(result.stdout).toMatch(/9 files imported \(39 records\), 0 with warnings, 0 failed/);
     expect(result.stdout).toMatch(/agent\s+main/);
+    expect(result.stdout).toContain("Did I water the [basil] yesterday?");
+    expect(result.stdout).toMatch(/Morning brief\s+cron 0 7 \* \* \* \(Europe\/Berlin\)/);
 
-    const json = JSON.parse(cli(["demo", "--dir", tempDir(), "--json"]).stdout);
+    const jsonDir = tempDir();
+    const json = JSON.parse(cli(["demo", "--dir", jsonDir, "--json"]).stdout);
     const kinds = json.legacySources.map((s: { kind: string }) => s.kind);
     expect(kinds).toEqual(
       expect.arrayContaining([
@@ -159,6 +165,15 @@ describe("agentstate demo", () => {
         "lock",
       ]),
     );
+    expect(json.doctor.status).toBe("succeeded");
+    expect(json.backup.ok).toBe(true);
     expect(json.status.databases).toHaveLength(3);
+    expect(json.search.length).toBeGreaterThan(0);
+    // The demo's numbers are the database's: count the rows it claims.
+    const home = openStateHome({ home: join(jsonDir, "home"), create: false });
+    const main = home.agent("main", { create: false });
+    expect(main.transcripts.read(json.session.sessionId)).toHaveLength(json.session.eventCount);
+    expect(home.cron.list()).toHaveLength(json.cron.length);
+    home.close();
   });
 });

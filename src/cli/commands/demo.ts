@@ -2,19 +2,28 @@ import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { verifyBackup } from "../../backup/verify-backup.js";
 import { ensurePrivateDir } from "../../db/files.js";
 import { LEGACY_SOURCE_KINDS } from "../../doctor/discover.js";
+import { runDoctorFix } from "../../doctor/fix.js";
 import { type PlannedSource, planMigration } from "../../doctor/plan.js";
-import { openStateHome } from "../../home.js";
+import { openStateHome, type StateHome } from "../../home.js";
 import { describeHome } from "../../status/describe-home.js";
 import { addJsonOption, type JsonOption } from "../common.js";
 import { formatBytes, printJson, renderTable } from "../output.js";
 import { packageRoot } from "../package-root.js";
+import { renderConversation } from "../render/conversation.js";
+import { outputWidth, shouldColor } from "../render/style.js";
+import { describeSchedule } from "./cron.js";
 import { renderStatus } from "./status.js";
+import { renderHits } from "./transcript.js";
 
 interface DemoOptions extends JsonOption {
   dir?: string;
 }
+
+const DEMO_QUERY = "basil";
+const EXCERPT_EVENTS = 6;
 
 function summarize(sources: readonly PlannedSource[]) {
   const byKind = new Map<
@@ -31,41 +40,62 @@ function summarize(sources: readonly PlannedSource[]) {
   return [...byKind.values()];
 }
 
+/** What the migrated home now answers: the busiest session's last turns, a search, the cron jobs. */
+function tour(home: StateHome) {
+  const scopes = home.agent("main", { create: false }).transcripts.listScopes();
+  const busiest = [...scopes].sort((a, b) => b.eventCount - a.eventCount)[0];
+  const excerpt = busiest
+    ? home.agent("main", { create: false }).transcripts.tail(busiest.sessionId, EXCERPT_EVENTS)
+    : [];
+  return {
+    status: describeHome(home),
+    session: busiest ?? null,
+    excerpt,
+    search: home.transcripts.search(DEMO_QUERY, { limit: 3 }),
+    cron: home.cron.list(),
+  };
+}
+
 export function registerDemo(program: Command): void {
   const command = program
     .command("demo")
     .description(
-      "copy the bundled sample legacy home to a temp dir, open it as a home and show what it holds",
+      "migrate a copy of the bundled sample legacy home (backup, import, verify) and show what the databases now answer",
     )
     .option("--dir <dir>", "work in this directory instead of a new temp dir");
   addJsonOption(command);
-  command.action((options: DemoOptions) => {
+  command.action(async (options: DemoOptions) => {
     const workDir = options.dir ?? mkdtempSync(join(tmpdir(), "agentstate-demo-"));
     const homePath = join(workDir, "home");
     ensurePrivateDir(workDir);
     cpSync(join(packageRoot(), "examples", "legacy-home"), homePath, { recursive: true });
 
-    const sources = planMigration(homePath).sources;
-    const agentIds = [...new Set(sources.map((s) => s.agentId).filter((id): id is string => !!id))];
-    const home = openStateHome({ home: homePath });
-    let status: ReturnType<typeof describeHome>;
+    const plan = planMigration(homePath);
+    const report = await runDoctorFix({ home: homePath });
+    const verified = report.backupPath ? await verifyBackup(report.backupPath) : null;
+    const home = openStateHome({ home: homePath, create: false });
+    let seen: ReturnType<typeof tour>;
     try {
-      for (const agentId of agentIds) home.agent(agentId);
-      home.kv.set("demo", "opened-at", new Date().toISOString());
-      status = describeHome(home);
+      seen = tour(home);
     } finally {
       home.close();
     }
 
     if (options.json) {
-      printJson({ home: homePath, legacySources: sources, status });
+      printJson({
+        home: homePath,
+        legacySources: plan.sources,
+        doctor: report,
+        backup: verified && { archive: verified.archive, ok: verified.ok },
+        ...seen,
+      });
       return;
     }
     const out: string[] = [];
     out.push(`agentstate demo: sample legacy home copied to ${homePath}`, "");
-    out.push("Legacy files found (read-only scan):");
+    out.push("1. Legacy files found (agentstate doctor, read-only):");
     out.push(
-      renderTable(summarize(sources), [
+      renderTable(summarize(plan.sources), [
         {
           header: "KIND",
           value: (r) => LEGACY_SOURCE_KINDS[r.kind as keyof typeof LEGACY_SOURCE_KINDS].label,
@@ -75,9 +105,39 @@ export function registerDemo(program: Command): void {
         { header: "SIZE", value: (r) => formatBytes(r.bytes), align: "right" },
       ]),
     );
-    out.push("", `Agents: ${agentIds.join(", ")}. Each gets its own SQLite database:`, "");
-    out.push(renderStatus(status.home, status.databases));
-    out.push("", `Try: agentstate status --home ${homePath}`);
+    const t = report.totals;
+    out.push("", "2. Migrated (agentstate doctor --fix):");
+    out.push(
+      `   backup ${report.backupPath} — verified: ${verified?.ok ? "ok" : "FAILED"}`,
+      `   ${t.imported} files imported (${t.records} records), ${t.warning} with warnings, ${t.failed} failed; imported files removed, config and credentials left as files`,
+    );
+    out.push("", "3. One SQLite database per agent, plus the control plane:", "");
+    out.push(renderStatus(seen.status.home, seen.status.databases));
+    if (seen.session) {
+      out.push("", `4. The last turns of session ${seen.session.sessionId} (agent main):`, "");
+      out.push(renderConversation(seen.excerpt, { color: shouldColor(), width: outputWidth() }));
+    }
+    out.push("", `5. Full-text search for "${DEMO_QUERY}":`, "");
+    out.push(seen.search.length > 0 ? renderHits(seen.search) : "   no hits");
+    out.push("", "6. Cron jobs, now rows with their next run:", "");
+    out.push(
+      renderTable(seen.cron, [
+        { header: "ID", value: (j) => j.jobId },
+        { header: "NAME", value: (j) => j.name ?? "-" },
+        { header: "SCHEDULE", value: (j) => describeSchedule(j.schedule) },
+        { header: "ENABLED", value: (j) => (j.enabled ? "yes" : "no") },
+        { header: "LAST", value: (j) => j.lastStatus ?? "-" },
+      ]),
+    );
+    out.push("", "Try:");
+    out.push(`  agentstate status --home ${homePath}`);
+    if (seen.session) {
+      out.push(
+        `  agentstate transcript show ${seen.session.sessionId} --agent main --home ${homePath}`,
+      );
+    }
+    out.push(`  agentstate transcript search ${DEMO_QUERY} --home ${homePath}`);
+    out.push(`  agentstate backup list --home ${homePath}`);
     process.stdout.write(`${out.join("\n")}\n`);
   });
 }

@@ -205,7 +205,7 @@ function registerExport(transcript: Command): void {
   });
 }
 
-function renderHits(hits: readonly SearchHit[]): string {
+export function renderHits(hits: readonly SearchHit[]): string {
   const style = createStyle(shouldColor());
   return hits
     .map((hit) => {
