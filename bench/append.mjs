@@ -338,11 +338,20 @@ export async function run() {
   const batches = results.map((r) => ({ size: r.size, ...r.many }));
   const first = singles[0].store.opsPerSec;
   const last = singles.at(-1).store.opsPerSec;
-  const targets = singles.map((r) => ({
-    name: `append ≥ 50% of floor A's events/s at ${fmtCount(r.size)} rows`,
-    value: `${fmtRatio(r.store.opsPerSec / r.floorA.opsPerSec)} × floor A`,
-    met: r.store.opsPerSec / r.floorA.opsPerSec >= TARGET_SHARE,
-  }));
+  // Floor A is the event row alone; floor C makes every write the contract requires of append
+  // (identity row, FTS kept in step, session tail), bare. Both are reported.
+  const targets = singles.flatMap((r) => [
+    {
+      name: `append ≥ 50% of floor A's events/s at ${fmtCount(r.size)} rows`,
+      value: `${fmtRatio(r.store.opsPerSec / r.floorA.opsPerSec)} × floor A`,
+      met: r.store.opsPerSec / r.floorA.opsPerSec >= TARGET_SHARE,
+    },
+    {
+      name: `append ≥ 50% of floor C's events/s (the same rows, bare) at ${fmtCount(r.size)} rows`,
+      value: `${fmtRatio(r.store.opsPerSec / r.floorC.opsPerSec)} × floor C`,
+      met: r.store.opsPerSec / r.floorC.opsPerSec >= TARGET_SHARE,
+    },
+  ]);
   const markdown = [
     "## Transcript append",
     "",

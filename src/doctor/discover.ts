@@ -17,6 +17,10 @@ export const LEGACY_SOURCE_KINDS = {
   "cron-jobs-state": { target: "global.cron_jobs", label: "cron job state (jobs-state.json)" },
   "cron-runs": { target: "global.cron_run_logs", label: "cron run log (runs/*.jsonl)" },
   "subagent-runs": { target: "global.subagent_runs", label: "subagent runs (runs.json)" },
+  "delivery-queue": {
+    target: "global.delivery_queue_entries",
+    label: "queued delivery (delivery-queue/*.json)",
+  },
   "agent-descriptor": { target: "agent.kv", label: "agent descriptor (descriptor.json)" },
   "agent-state": { target: "agent.kv", label: "agent state (state.json)" },
   "agent-history": { target: "agent.transcript_events", label: "agent history (history.jsonl)" },
@@ -56,7 +60,15 @@ const SIDECARS = new Set([
   "settings/voicewake-routing.json",
   "bindings/current-conversations.json",
   "tui/last-session.json",
+  "commitments/commitments.json",
+  "session-toggles.json",
+  "device-pair-notify.json",
 ]);
+/** Durable outbound queues: one JSON file per entry, dead letters under `failed/`. */
+const DELIVERY_QUEUE_DIRS: Record<string, string> = {
+  "delivery-queue": "outbound-delivery",
+  "session-delivery-queue": "session-delivery",
+};
 const CREDENTIAL_DIRS = new Set(["credentials", "identity", "push"]);
 
 function classifySessionsDir(name: string): LegacySourceKind | null {
@@ -91,6 +103,13 @@ function classifyCron(parts: readonly string[]): LegacySourceKind | null {
   return null;
 }
 
+/** The queue a legacy delivery file belongs to, and whether it is a dead letter. */
+export function deliveryQueueOf(relPath: string): { queue: string; failed: boolean } | null {
+  const parts = relPath.split("/");
+  const queue = DELIVERY_QUEUE_DIRS[parts[0] as string];
+  return queue ? { queue, failed: parts.length === 3 && parts[1] === "failed" } : null;
+}
+
 export function classifyLegacyPath(
   relPath: string,
 ): { kind: LegacySourceKind; agentId: string | null } | null {
@@ -109,6 +128,10 @@ export function classifyLegacyPath(
     return kind ? { kind, agentId: null } : null;
   }
   if (relPath === "subagents/runs.json") return { kind: "subagent-runs", agentId: null };
+  if (DELIVERY_QUEUE_DIRS[top] && relPath.endsWith(".json")) {
+    const inFailed = parts.length === 3 && parts[1] === "failed";
+    if (parts.length === 2 || inFailed) return { kind: "delivery-queue", agentId: null };
+  }
   if (SIDECARS.has(relPath)) return { kind: "sidecar", agentId: null };
   if (CREDENTIAL_DIRS.has(top) && parts.length > 1) return { kind: "credentials", agentId: null };
   if (parts.length === 1 && CONFIG_FILE.test(top)) return { kind: "config", agentId: null };

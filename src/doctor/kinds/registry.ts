@@ -1,6 +1,7 @@
 import type { LegacySourceKind } from "../discover.js";
 import { cronJobsKind, cronJobsStateKind, cronRunsKind } from "./cron-kind.js";
 import { daycareDescriptorKind, daycareHistoryKind, daycareStateKind } from "./daycare-kind.js";
+import { deliveryQueueKind } from "./delivery-queue-kind.js";
 import { sessionIndexKind } from "./session-index-kind.js";
 import { sidecarKind } from "./sidecar-kind.js";
 import { subagentRunsKind } from "./subagent-kind.js";
@@ -20,6 +21,7 @@ export const KIND_HANDLERS: Partial<Record<LegacySourceKind, KindHandler>> = {
   "cron-jobs-state": cronJobsStateKind,
   "cron-runs": cronRunsKind,
   "subagent-runs": subagentRunsKind,
+  "delivery-queue": deliveryQueueKind,
 };
 
 /** Import order: indexes before transcripts (so keys exist), archives before the live file. */
@@ -34,6 +36,7 @@ export const KIND_ORDER: readonly LegacySourceKind[] = [
   "cron-jobs-state",
   "cron-runs",
   "subagent-runs",
+  "delivery-queue",
   "sidecar",
   "lock",
   "ignored",
