@@ -15,7 +15,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-describe("doctor --fix on a generated home: 3 agents, 500 sessions, a 16 MB transcript, a daycare agent", () => {
+describe("doctor --fix on a generated home: 3 agents, 500 sessions, a 16 MB transcript, cron runs, a daycare agent", () => {
   it("imports exactly what the files hold, in bounded memory", () => {
     const home = join(root, "home");
     const counts = generateLegacyHome(home, {
@@ -24,6 +24,8 @@ describe("doctor --fix on a generated home: 3 agents, 500 sessions, a 16 MB tran
       events: 12,
       bigTranscriptMb: 16,
       deleted: 10,
+      cronJobs: 3,
+      cronRuns: 40,
       daycare: true,
     });
     expect(counts.sessions).toBeGreaterThanOrEqual(500);
@@ -74,6 +76,12 @@ describe("doctor --fix on a generated home: 3 agents, 500 sessions, a 16 MB tran
       { afterSeq: counts.bigEvents - 1 },
     );
     expect(big.map((e) => e.seq)).toEqual([counts.bigEvents]);
+    const cron = state.db
+      .prepare<{ jobs: number; runs: number }>(
+        "SELECT (SELECT count(*) FROM cron_jobs) AS jobs, (SELECT count(*) FROM cron_run_logs) AS runs",
+      )
+      .get();
+    expect(cron).toEqual({ jobs: counts.cronJobs, runs: counts.cronRuns });
     state.close();
   }, 300_000);
 });
