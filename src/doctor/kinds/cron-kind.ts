@@ -24,6 +24,39 @@ function reasonOf(error: unknown): string {
 }
 
 /**
+ * Imports keyed records in one transaction: `apply` returns true when it wrote the record, false
+ * when the database already had it; an invalid record becomes a problem naming its key.
+ */
+function importKeyed<T extends { id: string }>(
+  context: ImportContext,
+  read: { records: T[]; problems: KeyedProblem[] },
+  apply: (record: T) => boolean | string,
+): ImportOutcome {
+  const outcome: ImportOutcome = {
+    records: 0,
+    alreadyPresent: 0,
+    problems: problemsOf(read.problems),
+  };
+  context.home.db.tx(() => {
+    for (const record of read.records) {
+      try {
+        const applied = apply(record);
+        if (typeof applied === "string") {
+          outcome.problems.push(problem(null, applied, record.id));
+          continue;
+        }
+        outcome.records++;
+        if (!applied) outcome.alreadyPresent++;
+      } catch (error) {
+        if (!isStateError(error, "E_INVALID_ARGUMENT")) throw error;
+        outcome.problems.push(problem(null, reasonOf(error), record.id));
+      }
+    }
+  });
+  return outcome;
+}
+
+/**
  * `cron/jobs.json`: each job becomes a `cron_jobs` row with its definition kept verbatim and its
  * inline `state` seeding next run and last status. A job whose id is already in the database is
  * left as the database has it: after a migration the scheduler owns the row.
@@ -34,30 +67,12 @@ export const cronJobsKind: KindHandler = {
     return { records: read.records.length, problems: problemsOf(read.problems), notes: read.notes };
   },
   import(context) {
-    const read = readCronJobs(context.source.absPath);
-    const outcome: ImportOutcome = {
-      records: 0,
-      alreadyPresent: 0,
-      problems: problemsOf(read.problems),
-    };
     const cron = context.home.cron;
-    context.home.db.tx(() => {
-      for (const { id, job } of read.records) {
-        if (cron.get(id)) {
-          outcome.alreadyPresent++;
-          outcome.records++;
-          continue;
-        }
-        try {
-          cron.add(job as CronJobDefinition);
-          outcome.records++;
-        } catch (error) {
-          if (!isStateError(error, "E_INVALID_ARGUMENT")) throw error;
-          outcome.problems.push(problem(null, reasonOf(error), id));
-        }
-      }
+    return importKeyed(context, readCronJobs(context.source.absPath), ({ id, job }) => {
+      if (cron.get(id)) return false;
+      cron.add(job as CronJobDefinition);
+      return true;
     });
-    return outcome;
   },
 };
 
@@ -71,29 +86,12 @@ export const cronJobsStateKind: KindHandler = {
     return { records: read.records.length, problems: problemsOf(read.problems), notes: read.notes };
   },
   import(context) {
-    const read = readCronJobsState(context.source.absPath);
-    const outcome: ImportOutcome = {
-      records: 0,
-      alreadyPresent: 0,
-      problems: problemsOf(read.problems),
-    };
     const cron = context.home.cron;
-    context.home.db.tx(() => {
-      for (const { id, state } of read.records) {
-        if (!cron.get(id)) {
-          outcome.problems.push(problem(null, "state for a job that is not in jobs.json", id));
-          continue;
-        }
-        try {
-          cron.restoreState(id, state as LegacyCronState);
-          outcome.records++;
-        } catch (error) {
-          if (!isStateError(error, "E_INVALID_ARGUMENT")) throw error;
-          outcome.problems.push(problem(null, reasonOf(error), id));
-        }
-      }
+    return importKeyed(context, readCronJobsState(context.source.absPath), ({ id, state }) => {
+      if (!cron.get(id)) return "state for a job that is not in jobs.json";
+      cron.restoreState(id, state as LegacyCronState);
+      return true;
     });
-    return outcome;
   },
 };
 
