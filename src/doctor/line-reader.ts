@@ -75,3 +75,27 @@ export function* readLines(path: string, maxLineBytes = MAX_LINE_BYTES): Generat
     closeSync(fd);
   }
 }
+
+export type JsonLine = { line: number; value: unknown } | { line: number; error: string };
+
+/**
+ * The non-blank lines of a JSONL file, each parsed: a line that is not valid JSON (or not UTF-8,
+ * or over-long) comes back as an error with its line number, for the report.
+ */
+export function* readJsonLines(path: string): Generator<JsonLine> {
+  for (const read of readLines(path)) {
+    if ("error" in read) {
+      yield { line: read.line, error: read.error };
+      continue;
+    }
+    if (read.text.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(read.text);
+    } catch (error) {
+      yield { line: read.line, error: `invalid JSON (${(error as Error).message})` };
+      continue;
+    }
+    yield { line: read.line, value };
+  }
+}

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import JSON5 from "json5";
 import { isRecord } from "../../transcript/record.js";
-import { readLines } from "../line-reader.js";
+import { readJsonLines } from "../line-reader.js";
 
 /**
  * Readers for the legacy cron and subagent files (`cron/jobs.json`, `cron/jobs-state.json`,
@@ -161,19 +161,12 @@ export function* readCronRuns(
   LegacyCronRun | (KeyedProblem & { line: number }) | { line: number; skipped: string }
 > {
   const fileJobId = cronRunJobId(absPath);
-  for (const read of readLines(absPath)) {
+  for (const read of readJsonLines(absPath)) {
     if ("error" in read) {
       yield { key: null, line: read.line, reason: read.error };
       continue;
     }
-    if (read.text.trim() === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(read.text);
-    } catch {
-      yield { key: null, line: read.line, reason: "not valid JSON" };
-      continue;
-    }
+    const value = read.value;
     if (!isRecord(value)) {
       yield { key: null, line: read.line, reason: "not a JSON object" };
       continue;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { isRecord } from "../../transcript/record.js";
-import { readLines } from "../line-reader.js";
+import { readJsonLines } from "../line-reader.js";
 
 /** A conversation of a daycare agent: history.jsonl starts a new one at each start/reset. */
 export interface DaycareSession {
@@ -104,23 +104,12 @@ export function* readDaycareHistory(path: string, agentId: string): Generator<Da
   let index = 0;
   let sessionId: string | null = null;
   let parentId: string | null = null;
-  for (const line of readLines(path)) {
+  for (const line of readJsonLines(path)) {
     if ("error" in line) {
       yield { kind: "problem", line: line.line, reason: line.error };
       continue;
     }
-    if (line.text.trim() === "") continue;
-    let record: unknown;
-    try {
-      record = JSON.parse(line.text);
-    } catch (error) {
-      yield {
-        kind: "problem",
-        line: line.line,
-        reason: `invalid JSON (${(error as Error).message})`,
-      };
-      continue;
-    }
+    const record = line.value;
     const reason = isRecord(record) ? invalid(record) : "not a JSON object";
     if (reason) {
       yield { kind: "problem", line: line.line, reason };

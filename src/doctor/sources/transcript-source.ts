@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { isRecord } from "../../transcript/record.js";
-import { readLines } from "../line-reader.js";
+import { readJsonLines } from "../line-reader.js";
 
 export const CURRENT_TRANSCRIPT_VERSION = 3;
 
@@ -106,23 +106,12 @@ export function* readTranscript(path: string, sessionId: string): Generator<Tran
     previousId: null,
   };
   let first = true;
-  for (const line of readLines(path)) {
+  for (const line of readJsonLines(path)) {
     if ("error" in line) {
       yield { kind: "problem", line: line.line, reason: line.error };
       continue;
     }
-    if (line.text.trim() === "") continue;
-    let record: unknown;
-    try {
-      record = JSON.parse(line.text);
-    } catch (error) {
-      yield {
-        kind: "problem",
-        line: line.line,
-        reason: `invalid JSON (${(error as Error).message})`,
-      };
-      continue;
-    }
+    const record = line.value;
     if (first && isRecord(record) && record.type === "session") {
       state.version = typeof record.version === "number" ? record.version : 1;
     } else if (!first && isRecord(record) && record.type === "session") {
