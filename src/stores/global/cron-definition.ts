@@ -113,18 +113,14 @@ export function patchedDefinition(
   return { ...next, id };
 }
 
-export function checkRun(run: CronRunInput) {
+export function checkRun(run: CronRunInput, where = "CronStore.recordRun") {
   const {
     status,
     ranAt,
     durationMs,
     error,
     record = {},
-  } = checkOptions(
-    run,
-    ["status", "ranAt", "durationMs", "error", "record"],
-    "CronStore.recordRun",
-  );
+  } = checkOptions(run, ["status", "ranAt", "durationMs", "error", "record"], where);
   return {
     status: checkRunStatus(status),
     ranAt: checkInteger("ranAt", ranAt, 0, Number.MAX_SAFE_INTEGER),

@@ -1,15 +1,8 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import {
-  checkInteger,
-  checkLimit,
-  checkOptions,
-  checkText,
-  encodeRecord,
-  optionalErrorText,
-  optionalTime,
-} from "./checks.js";
-import { type CronRunLog, type CronRunLogRow, checkRunStatus, runFromRow } from "./cron-rows.js";
+import { checkInteger, checkLimit, checkOptions, checkText, encodeRecord } from "./checks.js";
+import { type CronRunInput, checkRun } from "./cron-definition.js";
+import { type CronRunLog, type CronRunLogRow, runFromRow } from "./cron-rows.js";
 
 /** A run's record is its summary and metadata; transcripts live with the agent. */
 export const MAX_CRON_RUN_RECORD_BYTES = 256 * 1024;
@@ -71,25 +64,15 @@ export class CronRunLogStore {
    */
   append(jobId: string, entry: CronRunLogEntry): number {
     const id = checkText("cron job id", jobId, 256);
-    const {
-      status,
-      ranAt,
-      durationMs,
-      error,
-      record = {},
-    } = checkOptions(
-      entry,
-      ["status", "ranAt", "durationMs", "error", "record"],
-      "CronRunLogStore.append",
-    );
-    const json = encodeRecord(`cron run record of ${id}`, record, MAX_CRON_RUN_RECORD_BYTES);
+    const run = checkRun(entry as CronRunInput, "CronRunLogStore.append");
+    const json = encodeRecord(`cron run record of ${id}`, run.record, MAX_CRON_RUN_RECORD_BYTES);
     return this.db.tx(() => {
       const { lastInsertRowid } = this.insert.run(
         id,
-        checkInteger("ranAt", ranAt, 0, Number.MAX_SAFE_INTEGER),
-        checkRunStatus(status),
-        optionalTime("durationMs", durationMs),
-        optionalErrorText(error),
+        run.ranAt,
+        run.status,
+        run.durationMs ?? null,
+        run.error ?? null,
         json,
       );
       this.trim.run({ jobId: id, keep: this.keepPerJob });
