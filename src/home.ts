@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { MemoryApi } from "./api/memory-api.js";
 import { SessionsApi } from "./api/sessions-api.js";
 import { TranscriptsApi } from "./api/transcripts-api.js";
 import { columnsOf } from "./db/columns.js";
@@ -141,6 +142,8 @@ export class StateHome implements GlobalStores {
   readonly sessions: SessionsApi;
   /** Transcripts, by `{ agentId, sessionId }`. */
   readonly transcripts: TranscriptsApi;
+  /** Topics, facts, session state and context snapshots; `recover` and `recall`. */
+  readonly memory: MemoryApi;
   private readonly agents = new Map<string, AgentState>();
   private readonly selectRegistered: SqlStatement<AgentRegistryRow>;
   private readonly insertAgent: SqlStatement;
@@ -168,6 +171,7 @@ export class StateHome implements GlobalStores {
     this.migrations = stores.migrations;
     this.sessions = new SessionsApi(this);
     this.transcripts = new TranscriptsApi(this);
+    this.memory = new MemoryApi(this);
     this.selectRegistered = db.prepare("SELECT * FROM agents WHERE agent_id = ?");
     this.insertAgent = db.prepare(
       `INSERT INTO agents (agent_id, created_at, updated_at, agent_db_path) VALUES (?, ?, ?, ?)

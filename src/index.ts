@@ -2,6 +2,7 @@
  * agentstate: durable SQLite state for AI-agent gateways. The public API, and the only barrel.
  */
 
+export type { MemoryApi, RecallOptions } from "./api/memory-api.js";
 export type { SessionsApi } from "./api/sessions-api.js";
 export type { HomeSearchOptions, TranscriptScope, TranscriptsApi } from "./api/transcripts-api.js";
 export {
@@ -45,7 +46,36 @@ export {
   StateHome,
 } from "./home.js";
 export { validateAgentId } from "./ids.js";
+export { parseSecretRef } from "./memory/secret-ref.js";
+export {
+  FACT_CATEGORIES,
+  FACT_SENSITIVITIES,
+  type FactCategory,
+  type FactSensitivity,
+  RECALL_POLICIES,
+  type RecallPolicy,
+  TOPIC_STATUSES,
+  type TopicStatus,
+} from "./memory/taxonomy.js";
+export type {
+  ContextSnapshot,
+  Fact,
+  FactSource,
+  FactVersion,
+  RecalledFact,
+  RecallReason,
+  RecallResult,
+  SessionState,
+  Topic,
+  TopicMember,
+} from "./memory/types.js";
 export { type DatabaseStatus, describeHome, type HomeStatus } from "./status/describe-home.js";
+export type {
+  AgentMemory,
+  MemoryRecallOptions,
+  RecoveredMemory,
+  TopicSwitch,
+} from "./stores/agent/agent-memory.js";
 export type { AgentStores } from "./stores/agent/agent-stores.js";
 export type {
   Artifact,
@@ -55,6 +85,19 @@ export type {
   ToolArtifactStore,
 } from "./stores/agent/artifact-store.js";
 export type { CacheEntry, CacheSet, CacheStore } from "./stores/agent/cache-store.js";
+export type {
+  ContextSnapshotListOptions,
+  ContextSnapshotQuery,
+  ContextSnapshotStore,
+  NewContextSnapshot,
+} from "./stores/agent/context-snapshot-store.js";
+export type {
+  FactListOptions,
+  FactScopeFilter,
+  FactStore,
+  NewFact,
+} from "./stores/agent/fact-store.js";
+export type { MemoryStateStore, SessionStatePatch } from "./stores/agent/memory-state-store.js";
 export type {
   CompactOptions,
   ResetOptions,
@@ -76,6 +119,13 @@ export type {
   SnapshotStore,
   TranscriptSnapshot,
 } from "./stores/agent/snapshot-store.js";
+export type {
+  NewTopic,
+  NewTopicMember,
+  TopicListOptions,
+  TopicPatch,
+} from "./stores/agent/topic-rows.js";
+export type { TopicStore } from "./stores/agent/topic-store.js";
 export type { ForkOptions, TranscriptBranches } from "./stores/agent/transcript-branches.js";
 export type { SessionInfo } from "./stores/agent/transcript-rows.js";
 export type {

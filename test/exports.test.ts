@@ -33,6 +33,11 @@ describe("public API", () => {
         "exportToDirectory",
         "importFromDirectory",
         "importTar",
+        "FACT_CATEGORIES",
+        "FACT_SENSITIVITIES",
+        "RECALL_POLICIES",
+        "TOPIC_STATUSES",
+        "parseSecretRef",
       ].sort(),
     );
   });

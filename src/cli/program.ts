@@ -7,6 +7,7 @@ import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGc } from "./commands/gc.js";
 import { registerKv } from "./commands/kv.js";
+import { registerMemory } from "./commands/memory.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerStatus } from "./commands/status.js";
 import { registerTranscript } from "./commands/transcript.js";
@@ -32,5 +33,6 @@ export function buildProgram(): Command {
   registerGc(program);
   registerCron(program);
   registerVfs(program);
+  registerMemory(program);
   return program;
 }

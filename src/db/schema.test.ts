@@ -4,7 +4,11 @@ import { describe, expect, it } from "vitest";
 import { AGENT_COLUMNS, AGENT_DATABASE_COLUMNS } from "../home.js";
 import { RUN_ARTIFACT_COLUMNS, TOOL_ARTIFACT_COLUMNS } from "../stores/agent/artifact-store.js";
 import { CACHE_ENTRY_COLUMNS } from "../stores/agent/cache-store.js";
+import { CONTEXT_SNAPSHOT_COLUMNS } from "../stores/agent/context-snapshot-store.js";
+import { FACT_COLUMNS, FACT_HISTORY_COLUMNS, FACT_TAG_COLUMNS } from "../stores/agent/fact-rows.js";
+import { SESSION_STATE_COLUMNS } from "../stores/agent/memory-state-store.js";
 import { SESSION_ENTRY_COLUMNS } from "../stores/agent/session-store.js";
+import { TOPIC_COLUMNS, TOPIC_MEMBERSHIP_COLUMNS } from "../stores/agent/topic-rows.js";
 import {
   EVENT_COLUMNS,
   IDENTITY_COLUMNS,
@@ -81,6 +85,13 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     tool_artifacts: TOOL_ARTIFACT_COLUMNS,
     run_artifacts: RUN_ARTIFACT_COLUMNS,
     cache_entries: CACHE_ENTRY_COLUMNS,
+    topics: TOPIC_COLUMNS,
+    topic_membership: TOPIC_MEMBERSHIP_COLUMNS,
+    facts: FACT_COLUMNS,
+    fact_history: FACT_HISTORY_COLUMNS,
+    fact_tags: FACT_TAG_COLUMNS,
+    context_snapshots: CONTEXT_SNAPSHOT_COLUMNS,
+    session_state: SESSION_STATE_COLUMNS,
   },
 };
 

@@ -1,10 +1,15 @@
 import type { Database } from "../../db/database.js";
 import { KvStore } from "../kv-store.js";
+import { AgentMemory } from "./agent-memory.js";
 import { RunArtifactStore, ToolArtifactStore } from "./artifact-store.js";
 import { CacheStore } from "./cache-store.js";
+import { ContextSnapshotStore } from "./context-snapshot-store.js";
+import { FactStore } from "./fact-store.js";
+import { MemoryStateStore } from "./memory-state-store.js";
 import { SessionLifecycle } from "./session-lifecycle.js";
 import { SessionStore } from "./session-store.js";
 import { SnapshotStore } from "./snapshot-store.js";
+import { TopicStore } from "./topic-store.js";
 import { TranscriptBranches } from "./transcript-branches.js";
 import { TranscriptSearch } from "./transcript-search.js";
 import { TranscriptStore } from "./transcript-store.js";
@@ -27,6 +32,8 @@ export interface AgentStores {
   readonly runArtifacts: RunArtifactStore;
   /** A TTL cache for derived values (embeddings, fetched pages, …). */
   readonly cache: CacheStore;
+  /** Topics, facts, session state and context snapshots; `recover` and `recall`. */
+  readonly memory: AgentMemory;
 }
 
 export function createAgentStores(db: Database, agentId: string): AgentStores {
@@ -34,10 +41,11 @@ export function createAgentStores(db: Database, agentId: string): AgentStores {
   const transcripts = new TranscriptStore(db, agentId);
   const branches = new TranscriptBranches(db, transcripts);
   const snapshots = new SnapshotStore(db, transcripts, branches);
+  const lifecycle = new SessionLifecycle(db, sessions, transcripts, branches, snapshots);
   return Object.freeze({
     kv: new KvStore(db),
     sessions,
-    lifecycle: new SessionLifecycle(db, sessions, transcripts, branches, snapshots),
+    lifecycle,
     transcripts,
     branches,
     snapshots,
@@ -46,5 +54,13 @@ export function createAgentStores(db: Database, agentId: string): AgentStores {
     toolArtifacts: new ToolArtifactStore(db),
     runArtifacts: new RunArtifactStore(db),
     cache: new CacheStore(db),
+    memory: new AgentMemory(
+      db,
+      lifecycle,
+      new TopicStore(db),
+      new FactStore(db),
+      new MemoryStateStore(db),
+      new ContextSnapshotStore(db),
+    ),
   });
 }

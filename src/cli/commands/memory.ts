@@ -1,0 +1,215 @@
+import type { Command } from "commander";
+import type { AgentState } from "../../home.js";
+import {
+  checkEnum,
+  FACT_CATEGORIES,
+  FACT_SENSITIVITIES,
+  RECALL_POLICIES,
+  TOPIC_STATUSES,
+} from "../../memory/taxonomy.js";
+import type { Fact, Topic } from "../../memory/types.js";
+import {
+  addHomeOption,
+  addJsonOption,
+  type HomeOptions,
+  type JsonOption,
+  parseInteger,
+  withHome,
+} from "../common.js";
+import { printJson, renderTable } from "../output.js";
+import { flatten, sanitize, truncate } from "../render/style.js";
+
+interface AgentOptions extends HomeOptions, JsonOption {
+  agent: string;
+}
+
+interface TopicsOptions extends AgentOptions {
+  session?: string;
+  status?: string;
+  limit: string;
+}
+
+interface FactsOptions extends AgentOptions {
+  scope?: string;
+  category?: string;
+  sensitivity?: string;
+  policy?: string;
+  includeSensitive?: boolean;
+  limit: string;
+}
+
+interface RecallOptions extends AgentOptions {
+  session: string;
+  topic?: string | false;
+  query?: string;
+  scope?: string[];
+  includeSensitive?: boolean;
+}
+
+/** Reads never create an agent: an unknown one is E_NOT_FOUND, not a new empty database. */
+function readAgent<T>(options: AgentOptions, fn: (agent: AgentState) => T): T {
+  return withHome(options, false, (home) => fn(home.agent(options.agent, { create: false })));
+}
+
+function agentCommand(parent: Command, usage: string, description: string): Command {
+  return parent
+    .command(usage)
+    .description(description)
+    .requiredOption("--agent <id>", "the agent whose memory to read");
+}
+
+function finish(command: Command): Command {
+  addHomeOption(command);
+  return addJsonOption(command);
+}
+
+const cell = (text: string, max: number) => truncate(flatten(sanitize(text)), max);
+
+/** What the CLI shows of a fact's value: a secret_ref only as its reference. */
+function shownValue(fact: Fact, includeSensitive: boolean): string {
+  if (fact.sensitivity === "secret_ref") {
+    return fact.reference === null ? "(secret: reference withheld)" : `→ ${fact.reference}`;
+  }
+  if (fact.sensitivity === "sensitive" && !includeSensitive) return "(sensitive: hidden)";
+  return fact.value ?? "";
+}
+
+function renderTopics(topics: readonly (Topic & { active: boolean })[]): string {
+  return renderTable(topics, [
+    { header: "", value: (t) => (t.active ? "*" : "") },
+    { header: "TOPIC", value: (t) => cell(t.topicId, 40) },
+    { header: "SESSION", value: (t) => cell(t.sessionId, 40) },
+    { header: "STATUS", value: (t) => t.status },
+    { header: "LAST ACTIVE", value: (t) => new Date(t.lastActiveAt).toISOString() },
+    { header: "LOOPS", value: (t) => t.openLoops.length, align: "right" },
+    { header: "LABELS", value: (t) => cell(t.labels.join(",") || "-", 30) },
+    { header: "TITLE", value: (t) => cell(t.title, 50) },
+  ]);
+}
+
+function registerTopics(memory: Command): void {
+  const command = agentCommand(
+    memory,
+    "topics",
+    "list an agent's topics, most recently active first (* = its session's active topic)",
+  )
+    .option("--session <id>", "only this session's topics")
+    .option("--status <status>", `only topics in this status (${TOPIC_STATUSES.join(", ")})`)
+    .option("--limit <n>", "at most this many topics (1 to 10000)", "100");
+  finish(command).action((options: TopicsOptions) => {
+    const query = {
+      status:
+        options.status === undefined
+          ? undefined
+          : checkEnum("--status", options.status, TOPIC_STATUSES),
+      limit: parseInteger("--limit", options.limit, 1, 10_000),
+    };
+    const topics = readAgent(options, ({ memory, lifecycle }) => {
+      const { session } = options;
+      // An unknown session is an error, not an empty list that looks like a session without topics.
+      if (session !== undefined) lifecycle.get(session);
+      const list =
+        session === undefined
+          ? memory.topics.listRecent(query)
+          : memory.topics.list(session, query);
+      const active = new Map<string, string | null>();
+      for (const t of list) {
+        if (!active.has(t.sessionId)) {
+          active.set(t.sessionId, memory.state.resolve(t.sessionId)?.activeTopicId ?? null);
+        }
+      }
+      return list.map((t) => ({ ...t, active: active.get(t.sessionId) === t.topicId }));
+    });
+    if (options.json) printJson(topics);
+    else process.stdout.write(topics.length === 0 ? "no topics\n" : `${renderTopics(topics)}\n`);
+  });
+}
+
+function registerFacts(memory: Command): void {
+  const command = agentCommand(
+    memory,
+    "facts",
+    "list an agent's facts by scope and key; secret_ref facts show only where the secret lives",
+  )
+    .option("--scope <scope>", "only facts of this scope")
+    .option("--category <category>", `only this category (${FACT_CATEGORIES.join(", ")})`)
+    .option("--sensitivity <level>", `only this sensitivity (${FACT_SENSITIVITIES.join(", ")})`)
+    .option("--policy <policy>", `only this recall policy (${RECALL_POLICIES.join(", ")})`)
+    .option("--include-sensitive", "show the values of sensitive facts (hidden by default)")
+    .option("--limit <n>", "at most this many facts (1 to 10000)", "100");
+  finish(command).action((options: FactsOptions) => {
+    const optional = <T extends string>(
+      flag: string,
+      value: string | undefined,
+      values: readonly T[],
+    ) => (value === undefined ? undefined : checkEnum(flag, value, values));
+    const query = {
+      scope: options.scope,
+      category: optional("--category", options.category, FACT_CATEGORIES),
+      sensitivity: optional("--sensitivity", options.sensitivity, FACT_SENSITIVITIES),
+      recallPolicy: optional("--policy", options.policy, RECALL_POLICIES),
+      limit: parseInteger("--limit", options.limit, 1, 10_000),
+    };
+    const show = options.includeSensitive === true;
+    const facts = readAgent(options, ({ memory }) => memory.facts.list(query)).map((fact) =>
+      fact.sensitivity === "sensitive" && !show ? { ...fact, value: null } : fact,
+    );
+    if (options.json) {
+      printJson(facts);
+      return;
+    }
+    if (facts.length === 0) {
+      process.stdout.write("no facts\n");
+      return;
+    }
+    const table = renderTable(facts, [
+      { header: "SCOPE", value: (f) => cell(f.scope, 30) },
+      { header: "KEY", value: (f) => cell(f.key, 40) },
+      { header: "CATEGORY", value: (f) => f.category },
+      { header: "SENSITIVITY", value: (f) => f.sensitivity },
+      { header: "RECALL", value: (f) => f.recallPolicy },
+      { header: "CONF", value: (f) => f.confidence.toFixed(2), align: "right" },
+      { header: "VALUE", value: (f) => cell(shownValue(f, show), 60) },
+    ]);
+    process.stdout.write(`${table}\n`);
+  });
+}
+
+function registerRecall(memory: Command): void {
+  const command = agentCommand(
+    memory,
+    "recall",
+    "print the prompt-ready memory of a session: its topic, always and topic facts, query hits",
+  )
+    .requiredOption("--session <id>", "the session to recall for")
+    .option("--topic <id>", "recall for this topic instead of the session's active one")
+    .option("--no-topic", "recall without a topic")
+    .option("--query <text>", "also recall facts sharing a word with this text")
+    .option("--scope <scope...>", "only facts of these scopes")
+    .option("--include-sensitive", "include sensitive facts (never secret values)");
+  finish(command).action((options: RecallOptions) => {
+    const result = readAgent(options, ({ memory }) =>
+      memory.recall({
+        sessionId: options.session,
+        topicId: options.topic === false ? null : options.topic,
+        query: options.query,
+        scopes: options.scope,
+        includeSensitive: options.includeSensitive === true,
+      }),
+    );
+    if (options.json) printJson(result);
+    else
+      process.stdout.write(
+        result.text === "" ? "nothing to recall\n" : `${sanitize(result.text)}\n`,
+      );
+  });
+}
+
+export function registerMemory(program: Command): void {
+  const memory = program
+    .command("memory")
+    .description("inspect an agent's memory: topics, facts, and what a session recalls");
+  registerTopics(memory);
+  registerFacts(memory);
+  registerRecall(memory);
+}
