@@ -10,23 +10,8 @@ import type { SqlStatement } from "./db/driver.js";
 import { StateError } from "./db/errors.js";
 import { validateAgentId } from "./ids.js";
 import { type AgentStores, createAgentStores } from "./stores/agent/agent-stores.js";
-import type { BackupRunStore } from "./stores/global/backup-run-store.js";
-import type { CommitmentStore } from "./stores/global/commitment-store.js";
-import type { ConversationBindingStore } from "./stores/global/conversation-binding-store.js";
-import type { CronStore } from "./stores/global/cron-store.js";
-import type { DeliveryQueueStore } from "./stores/global/delivery-queue-store.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
-import type { FlowStore } from "./stores/global/flow-store.js";
-import { createGlobalStores, type GlobalStores } from "./stores/global/global-stores.js";
-import type { MediaStore } from "./stores/global/media-store.js";
-import type { MigrationLedgerStore } from "./stores/global/migration-ledger-store.js";
-import type { PluginBlobStore } from "./stores/global/plugin-blob-store.js";
-import type { PluginStateStore } from "./stores/global/plugin-state-store.js";
-import type { SandboxRegistryStore } from "./stores/global/sandbox-registry-store.js";
-import type { SubagentRunStore } from "./stores/global/subagent-run-store.js";
-import type { TaskStore } from "./stores/global/task-store.js";
-import type { TuiSessionStore } from "./stores/global/tui-session-store.js";
-import type { KvStore } from "./stores/kv-store.js";
+import { GlobalStores } from "./stores/global/global-stores.js";
 
 export const GLOBAL_DB_RELATIVE_PATH = join("state", "state.sqlite");
 
@@ -119,25 +104,9 @@ function rejectUnknown(options: object, allowed: Set<string>, where: string): vo
  * agent, opened on first use and registered in `agents` / `agent_databases`. The control-plane
  * stores (`home.cron`, `home.queue`, `home.plugins`, …) hang off the home itself.
  */
-export class StateHome implements GlobalStores {
+export class StateHome extends GlobalStores {
   readonly path: string;
   readonly db: Database;
-  readonly kv: KvStore;
-  readonly plugins: PluginStateStore;
-  readonly pluginBlobs: PluginBlobStore;
-  readonly media: MediaStore;
-  readonly cron: CronStore;
-  readonly tasks: TaskStore;
-  readonly flows: FlowStore;
-  readonly subagents: SubagentRunStore;
-  /** The outbound delivery queue: enqueue, claim with a lease, ack, retry, dead-letter. */
-  readonly queue: DeliveryQueueStore;
-  readonly bindings: ConversationBindingStore;
-  readonly commitments: CommitmentStore;
-  readonly tuiSessions: TuiSessionStore;
-  readonly sandboxes: SandboxRegistryStore;
-  readonly backups: BackupRunStore;
-  readonly migrations: MigrationLedgerStore;
   /** Session entries and lifecycle, by `(agentId, sessionKey)`. */
   readonly sessions: SessionsApi;
   /** Transcripts, by `{ agentId, sessionId }`. */
@@ -151,24 +120,9 @@ export class StateHome implements GlobalStores {
   private readonly selectAgents: SqlStatement<AgentRegistryRow & AgentDatabaseRow>;
 
   constructor(path: string, db: Database) {
+    super(db);
     this.path = path;
     this.db = db;
-    const stores = createGlobalStores(db);
-    this.kv = stores.kv;
-    this.plugins = stores.plugins;
-    this.pluginBlobs = stores.pluginBlobs;
-    this.media = stores.media;
-    this.cron = stores.cron;
-    this.tasks = stores.tasks;
-    this.flows = stores.flows;
-    this.subagents = stores.subagents;
-    this.queue = stores.queue;
-    this.bindings = stores.bindings;
-    this.commitments = stores.commitments;
-    this.tuiSessions = stores.tuiSessions;
-    this.sandboxes = stores.sandboxes;
-    this.backups = stores.backups;
-    this.migrations = stores.migrations;
     this.sessions = new SessionsApi(this);
     this.transcripts = new TranscriptsApi(this);
     this.memory = new MemoryApi(this);

@@ -15,8 +15,11 @@ import { SubagentRunStore } from "./subagent-run-store.js";
 import { TaskStore } from "./task-store.js";
 import { TuiSessionStore } from "./tui-session-store.js";
 
-/** The control-plane stores over the global database, each with its statements prepared once. */
-export interface GlobalStores {
+/**
+ * The control-plane stores over the global database, each with its statements prepared once.
+ * `StateHome` extends this, so they are fields of the home (`home.cron`, `home.queue`, …).
+ */
+export class GlobalStores {
   readonly kv: KvStore;
   readonly plugins: PluginStateStore;
   readonly pluginBlobs: PluginBlobStore;
@@ -25,7 +28,7 @@ export interface GlobalStores {
   readonly tasks: TaskStore;
   readonly flows: FlowStore;
   readonly subagents: SubagentRunStore;
-  /** The outbound delivery queue: enqueue, claim with a lease, ack, retry, dead-letter. */
+  /** The outbound delivery queues: enqueue, claim with a lease, ack, retry, dead-letter. */
   readonly queue: DeliveryQueueStore;
   readonly bindings: ConversationBindingStore;
   readonly commitments: CommitmentStore;
@@ -33,24 +36,22 @@ export interface GlobalStores {
   readonly sandboxes: SandboxRegistryStore;
   readonly backups: BackupRunStore;
   readonly migrations: MigrationLedgerStore;
-}
 
-export function createGlobalStores(db: Database): GlobalStores {
-  return Object.freeze({
-    kv: new KvStore(db),
-    plugins: new PluginStateStore(db),
-    pluginBlobs: new PluginBlobStore(db),
-    media: new MediaStore(db),
-    cron: new CronStore(db),
-    tasks: new TaskStore(db),
-    flows: new FlowStore(db),
-    subagents: new SubagentRunStore(db),
-    queue: new DeliveryQueueStore(db),
-    bindings: new ConversationBindingStore(db),
-    commitments: new CommitmentStore(db),
-    tuiSessions: new TuiSessionStore(db),
-    sandboxes: new SandboxRegistryStore(db),
-    backups: new BackupRunStore(db),
-    migrations: new MigrationLedgerStore(db),
-  });
+  constructor(db: Database) {
+    this.kv = new KvStore(db);
+    this.plugins = new PluginStateStore(db);
+    this.pluginBlobs = new PluginBlobStore(db);
+    this.media = new MediaStore(db);
+    this.cron = new CronStore(db);
+    this.tasks = new TaskStore(db);
+    this.flows = new FlowStore(db);
+    this.subagents = new SubagentRunStore(db);
+    this.queue = new DeliveryQueueStore(db);
+    this.bindings = new ConversationBindingStore(db);
+    this.commitments = new CommitmentStore(db);
+    this.tuiSessions = new TuiSessionStore(db);
+    this.sandboxes = new SandboxRegistryStore(db);
+    this.backups = new BackupRunStore(db);
+    this.migrations = new MigrationLedgerStore(db);
+  }
 }
