@@ -184,3 +184,65 @@ export {
   type VfsImportOptions,
 } from "./vfs/archive.js";
 export type { VfsStat } from "./vfs/resolver.js";
+export type {
+  AgentRuntimeBackend,
+  AssistantBlock,
+  AssistantReply,
+  BackendTurn,
+} from "./worker/backend.js";
+export type { BackendSpec, ScriptStep } from "./worker/backend-spec.js";
+export { OpenAiBackend } from "./worker/backends/openai-backend.js";
+export { ScriptedBackend } from "./worker/backends/scripted-backend.js";
+export {
+  type DemoConversation,
+  type DemoConversationOptions,
+  runDemoConversation,
+} from "./worker/demo-conversation.js";
+export {
+  type PermissionGrants,
+  type PermissionOptions,
+  type PermissionProfile,
+  permissionFlags,
+  permissionGrants,
+} from "./worker/permission.js";
+export {
+  type AgentTurnParams,
+  FILESYSTEM_MODES,
+  type FilesystemMode,
+  type FilesystemOptions,
+  type PreparedAgentRun,
+  type PreparedTurn,
+  prepareAgentRun,
+  type RunEventHandler,
+} from "./worker/prepared-run.js";
+export type {
+  ExecutionMode,
+  FinalEvent,
+  LifecycleEvent,
+  MessageEvent,
+  RunBlocker,
+  RunEvent,
+  RunFailure,
+  RunFailureKind,
+  RunResult,
+  RunStatus,
+  StreamEvent,
+  TokenUsage,
+  ToolEvent,
+  UsageEvent,
+} from "./worker/run-events.js";
+export {
+  AgentRuntime,
+  type AgentRuntimeOptions,
+  createAgentRuntime,
+  resolveWorkerMode,
+  WORKER_MODES,
+  type WorkerMode,
+} from "./worker/runner.js";
+export {
+  TOOL_DEFINITIONS,
+  type ToolCall,
+  type ToolDefinition,
+  type ToolOutcome,
+  type TurnTools,
+} from "./worker/turn-tools.js";

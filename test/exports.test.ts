@@ -38,6 +38,18 @@ describe("public API", () => {
         "RECALL_POLICIES",
         "TOPIC_STATUSES",
         "parseSecretRef",
+        "AgentRuntime",
+        "createAgentRuntime",
+        "resolveWorkerMode",
+        "WORKER_MODES",
+        "FILESYSTEM_MODES",
+        "prepareAgentRun",
+        "runDemoConversation",
+        "ScriptedBackend",
+        "OpenAiBackend",
+        "permissionFlags",
+        "permissionGrants",
+        "TOOL_DEFINITIONS",
       ].sort(),
     );
   });
