@@ -1,0 +1,503 @@
+// Legacy import throughput (`agentstate doctor --fix`): `runDoctorFix` on a home holding one large
+// transcript, in MB/s of the transcript file, against floors measured in the same run on the same
+// file (issue: at least 50% of the read+parse+insert floor). Floors: streaming read + JSON.parse
+// of every line + bare better-sqlite3 inserts of the same rows in batched transactions, and
+// beside it the read+parse-only and insert-only stages. Rounds are interleaved (A B C D A B C D …).
+// Peak RSS of the import and of the floor is measured in child processes (this file run with
+// `--rss-child`), so this process's own heap does not count.
+import { spawnSync } from "node:child_process";
+import { closeSync, cpSync, openSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { fileURLToPath } from "node:url";
+import { runDoctorFix } from "../dist/index.js";
+import { generateLegacyHome } from "../test/fixtures/generate-legacy-home.mjs";
+import {
+  fmtCount,
+  fmtRatio,
+  median,
+  met,
+  openBareDb,
+  progress,
+  QUICK,
+  runIfMain,
+  table,
+  withTempDir,
+} from "./lib.mjs";
+
+/** Transcript sizes, as the generator's `bigTranscriptMb` (the files come out a little smaller). */
+const SIZES_MB = QUICK ? [0.25, 1] : [1, 4, 16];
+const WARMUP = 1;
+const ROUNDS = QUICK ? 2 : 5;
+const TARGET_SHARE = 0.5;
+/** Read size of the floors' line reader, as the importer's (src/doctor/line-reader.ts). */
+const CHUNK_BYTES = 64 * 1024;
+const SELF = fileURLToPath(import.meta.url);
+
+/** Events per write transaction of the transcript importer (its `BATCH`), read from the build. */
+function importerBatch() {
+  const source = readFileSync(
+    fileURLToPath(new URL("../dist/doctor/kinds/transcript-kind.js", import.meta.url)),
+    "utf8",
+  );
+  const found = /const BATCH = (\d+);/.exec(source);
+  if (found) return Number(found[1]);
+  progress("doctor: could not read the importer's batch size from the build; using 500");
+  return 500;
+}
+const BATCH = importerBatch();
+
+/** Megabytes of 10^6 bytes, as in the MB/s columns. */
+function mb(bytes) {
+  return `${(bytes / 1e6).toFixed(bytes < 10e6 ? 2 : 1)} MB`;
+}
+
+function mbps(bytes, ms) {
+  return bytes / 1e6 / (ms / 1000);
+}
+
+function elapsedMs(t0) {
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Floors
+
+/**
+ * The lines of a file, streamed: 64 KiB reads, split at "\n" (the decoder keeps a character cut
+ * by a chunk boundary whole). The floors' reader: no BOM, CR or over-long line handling.
+ */
+function* lines(path) {
+  const fd = openSync(path, "r");
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  const decoder = new StringDecoder("utf8");
+  let rest = "";
+  try {
+    for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) {
+      const text = rest + decoder.write(chunk.subarray(0, read));
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+        yield text.slice(start, nl);
+        start = nl + 1;
+      }
+      rest = text.slice(start);
+    }
+    rest += decoder.end();
+    if (rest !== "") yield rest;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The row's created_at as the store derives it: the event's timestamp, else now. */
+function createdAtOf(value, now) {
+  const parsed = typeof value.timestamp === "string" ? Date.parse(value.timestamp) : Number.NaN;
+  return Number.isFinite(parsed) ? parsed : now;
+}
+
+/** A fresh bare database from the agent schema files (created before the clock starts). */
+function openFloorDb(path, sessionId) {
+  const db = openBareDb(path, { schema: true });
+  const stmt = {
+    begin: db.prepare("BEGIN IMMEDIATE"),
+    commit: db.prepare("COMMIT"),
+    session: db.prepare(
+      "INSERT INTO sessions (session_id, created_at, updated_at) VALUES (?, ?, ?)",
+    ),
+    event: db.prepare(
+      "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)",
+    ),
+  };
+  let seq = 0;
+  let pending = 0;
+  const now = Date.now();
+  return {
+    db,
+    /** Inserts one row; commits every BATCH rows, as the importer does. */
+    insert(json, createdAt) {
+      if (pending === 0) {
+        stmt.begin.run();
+        if (seq === 0) stmt.session.run(sessionId, now, now);
+      }
+      stmt.event.run(sessionId, ++seq, json, createdAt);
+      if (++pending === BATCH) {
+        stmt.commit.run();
+        pending = 0;
+      }
+    },
+    /** Commits the last batch and closes (which checkpoints the WAL, as the store's close does). */
+    finish() {
+      if (pending > 0) stmt.commit.run();
+      db.close();
+      return seq;
+    },
+  };
+}
+
+/** read + JSON.parse + insert, streaming: the floor of the import. Returns the rows written. */
+function floorReadParseInsert(path, dbPath, sessionId) {
+  const floor = openFloorDb(dbPath, sessionId);
+  const t0 = process.hrtime.bigint();
+  const now = Date.now();
+  for (const line of lines(path)) {
+    if (line.trim() === "") continue;
+    floor.insert(line, createdAtOf(JSON.parse(line), now));
+  }
+  const rows = floor.finish();
+  return { ms: elapsedMs(t0), rows };
+}
+
+/** read + JSON.parse only (no database). */
+function floorReadParse(path) {
+  const t0 = process.hrtime.bigint();
+  const now = Date.now();
+  let rows = 0;
+  let sink = 0;
+  for (const line of lines(path)) {
+    if (line.trim() === "") continue;
+    sink += createdAtOf(JSON.parse(line), now) & 1;
+    rows++;
+  }
+  return { ms: elapsedMs(t0), rows, sink };
+}
+
+/** insert only: the rows pre-read and pre-parsed, inserted in the same batches. */
+function floorInsert(parsedRows, dbPath, sessionId) {
+  const floor = openFloorDb(dbPath, sessionId);
+  const t0 = process.hrtime.bigint();
+  for (const row of parsedRows) floor.insert(row.json, row.createdAt);
+  const rows = floor.finish();
+  return { ms: elapsedMs(t0), rows };
+}
+
+function removeDb(path) {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The store
+
+/**
+ * `runDoctorFix` on a fresh copy of the template home (the copy is not timed), without the
+ * pre-migration backup (bench/backup.mjs measures that). Also splits the time at the moment the
+ * transcript's import starts: before = plan (SHA-256 and a full scan of every source) + setup.
+ */
+async function storeImport(template, home, transcriptPath) {
+  cpSync(template, home, { recursive: true });
+  let transcriptAt;
+  const t0 = process.hrtime.bigint();
+  const report = await runDoctorFix({
+    home,
+    keepSources: true,
+    backup: async () => "(bench: no backup)",
+    onProgress: ({ source }) => {
+      if (source.path === transcriptPath) transcriptAt = process.hrtime.bigint();
+    },
+  });
+  const end = process.hrtime.bigint();
+  const source = report.sources.find((s) => s.path === transcriptPath);
+  if (report.status !== "succeeded" || source?.status !== "imported") {
+    throw new Error(
+      `doctor import did not succeed: ${report.status}, transcript ${source?.status} (${source?.error})`,
+    );
+  }
+  rmSync(home, { recursive: true, force: true });
+  return {
+    ms: Number(end - t0) / 1e6,
+    beforeMs: Number(transcriptAt - t0) / 1e6,
+    importMs: Number(end - transcriptAt) / 1e6,
+    rows: source.records,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Peak RSS, in a child process
+
+/** Runs one import in a child process; returns its RSS before the import and its peak RSS. */
+function measureRss(mode, ...args) {
+  const child = spawnSync(process.execPath, [SELF, "--rss-child", mode, ...args], {
+    encoding: "utf8",
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  if (child.status !== 0) {
+    throw new Error(`RSS child (${mode}) failed: ${child.error?.message ?? child.stderr}`);
+  }
+  return JSON.parse(child.stdout);
+}
+
+/** The child's side: `node bench/doctor.mjs --rss-child store|floor …` prints one JSON line. */
+async function rssChild(mode, ...args) {
+  const baseline = process.memoryUsage().rss;
+  const peakBefore = process.resourceUsage().maxRSS * 1024;
+  const t0 = process.hrtime.bigint();
+  if (mode === "store") {
+    const [home] = args;
+    const report = await runDoctorFix({
+      home,
+      keepSources: true,
+      backup: async () => "(bench: no backup)",
+    });
+    if (report.status !== "succeeded") throw new Error(`doctor import: ${report.status}`);
+  } else {
+    const [path, dbPath, sessionId] = args;
+    floorReadParseInsert(path, dbPath, sessionId);
+  }
+  const ms = elapsedMs(t0);
+  const peak = process.resourceUsage().maxRSS * 1024;
+  process.stdout.write(`${JSON.stringify({ baseline, peakBefore, peak, ms })}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring
+
+/** A legacy home with one transcript of about `sizeMb` (no other transcripts, cron or daycare). */
+function makeTemplate(dir, sizeMb) {
+  const counts = generateLegacyHome(dir, {
+    agents: 1,
+    sessions: 0,
+    deleted: 0,
+    cronJobs: 0,
+    cronRuns: 0,
+    daycare: false,
+    bigTranscriptMb: sizeMb,
+    seed: 7 + Math.round(sizeMb * 100),
+  });
+  const sessionId = counts.bigSessionId;
+  const transcriptPath = `agents/main/sessions/${sessionId}.jsonl`;
+  const file = join(dir, transcriptPath);
+  return {
+    dir,
+    sessionId,
+    transcriptPath,
+    file,
+    bytes: statSync(file).size,
+    events: counts.bigEvents,
+  };
+}
+
+/** The file's rows, read and parsed once (the insert-only floor's input); checks the encoding. */
+function parseAll(file) {
+  const now = Date.now();
+  const rows = [];
+  for (const line of lines(file)) {
+    if (line.trim() === "") continue;
+    const value = JSON.parse(line);
+    // The floors store the line's text as event_json; the store stores JSON.stringify of the
+    // parsed event. They are the same bytes for these (compact) files, checked here.
+    if (rows.length < 1000 && JSON.stringify(value) !== line) {
+      throw new Error("the generated transcript is not in compact JSON; the floors would differ");
+    }
+    rows.push({ json: line, createdAt: createdAtOf(value, now) });
+  }
+  return rows;
+}
+
+async function measureSize(dir, sizeMb) {
+  progress(`doctor: generating a legacy home with a ~${sizeMb} MB transcript`);
+  const t = makeTemplate(join(dir, `template-${sizeMb}`), sizeMb);
+  const parsedRows = parseAll(t.file);
+  progress(`doctor: ${mb(t.bytes)}, ${fmtCount(t.events)} events; ${ROUNDS} interleaved rounds`);
+  const work = (name) => join(dir, `${name}-${sizeMb}`);
+  const cases = {
+    store: () => storeImport(t.dir, work("home"), t.transcriptPath),
+    "read+parse+insert": () => {
+      const r = floorReadParseInsert(t.file, work("floor.sqlite"), t.sessionId);
+      removeDb(work("floor.sqlite"));
+      return r;
+    },
+    "read+parse": () => floorReadParse(t.file),
+    insert: () => {
+      const r = floorInsert(parsedRows, work("insert.sqlite"), t.sessionId);
+      removeDb(work("insert.sqlite"));
+      return r;
+    },
+  };
+  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
+  for (let round = -WARMUP; round < ROUNDS; round++) {
+    for (const [name, fn] of Object.entries(cases)) {
+      const result = await fn();
+      if (result.rows !== t.events) {
+        throw new Error(`${name} handled ${result.rows} rows, the file has ${t.events}`);
+      }
+      if (round >= 0) samples[name].push(result);
+      const label = round < 0 ? "warm-up" : `round ${round + 1}/${ROUNDS}`;
+      progress(
+        `doctor: ${mb(t.bytes)} ${label} ${name}: ${result.ms.toFixed(0)} ms ` +
+          `(${mbps(t.bytes, result.ms).toFixed(1)} MB/s)`,
+      );
+    }
+  }
+  progress(`doctor: ${mb(t.bytes)} peak RSS (child processes)`);
+  cpSync(t.dir, work("rss-home"), { recursive: true });
+  const storeRss = measureRss("store", work("rss-home"));
+  rmSync(work("rss-home"), { recursive: true, force: true });
+  const dbPath = work("rss-floor.sqlite");
+  const floorRss = measureRss("floor", t.file, dbPath, t.sessionId);
+  removeDb(dbPath);
+  rmSync(t.dir, { recursive: true, force: true });
+  const ms = (name) => median(samples[name].map((s) => s.ms));
+  // The split of the store's time is that of its median round (lower middle for an even count),
+  // so that its two parts add up to the round's total.
+  const middle = [...samples.store].sort((a, b) => a.ms - b.ms)[(samples.store.length - 1) >> 1];
+  return {
+    bytes: t.bytes,
+    events: t.events,
+    ms: {
+      store: ms("store"),
+      split: middle,
+      floor: ms("read+parse+insert"),
+      parse: ms("read+parse"),
+      insert: ms("insert"),
+    },
+    rss: { store: storeRss, floor: floorRss },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+function render(results) {
+  const throughput = results.map((r) => {
+    const share = r.ms.floor / r.ms.store;
+    return [
+      mb(r.bytes),
+      fmtCount(r.events),
+      mbps(r.bytes, r.ms.store).toFixed(1),
+      mbps(r.bytes, r.ms.floor).toFixed(1),
+      `${(share * 100).toFixed(0)}%`,
+      mbps(r.bytes, r.ms.parse).toFixed(1),
+      mbps(r.bytes, r.ms.insert).toFixed(1),
+      `≥ ${TARGET_SHARE * 100}%`,
+      met(share >= TARGET_SHARE),
+    ];
+  });
+  const time = results.map((r) => [
+    mb(r.bytes),
+    `${r.ms.store.toFixed(0)} ms`,
+    `${r.ms.split.beforeMs.toFixed(0)} ms (${((r.ms.split.beforeMs / r.ms.split.ms) * 100).toFixed(0)}%)`,
+    `${r.ms.split.importMs.toFixed(0)} ms (${((r.ms.split.importMs / r.ms.split.ms) * 100).toFixed(0)}%)`,
+    `${r.ms.floor.toFixed(0)} ms`,
+    `${r.ms.parse.toFixed(0)} ms`,
+    `${r.ms.insert.toFixed(0)} ms`,
+    fmtRatio(r.ms.split.importMs / r.ms.floor),
+  ]);
+  const memory = results.map((r) => {
+    const { store, floor } = r.rss;
+    return [
+      mb(r.bytes),
+      mb(store.baseline),
+      mb(store.peak),
+      mb(Math.max(0, store.peak - store.baseline)),
+      mb(floor.peak),
+      mb(Math.max(0, floor.peak - floor.baseline)),
+    ];
+  });
+  const first = results[0];
+  const last = results.at(-1);
+  const growth = (r) => mbps(r.bytes, r.ms.store);
+  return [
+    "## Legacy import (`doctor --fix`)",
+    "",
+    "`runDoctorFix({ home, keepSources: true })` on a fresh copy of a legacy home (generated by",
+    "test/fixtures/generate-legacy-home.mjs) holding one large transcript, a one-entry sessions.json,",
+    "an empty cron jobs file and openclaw.json. The whole call is timed (plan: SHA-256 and a scan of",
+    "every source; creating the databases; the import; ledger; `PRAGMA optimize`; close) **except the",
+    "pre-migration backup**, replaced by a no-op here because bench/backup.mjs measures it. The copy",
+    "of the home is made before the clock starts. MB/s = transcript file bytes (MB = 10^6 bytes) ÷",
+    `wall time; median of ${ROUNDS} interleaved rounds after ${WARMUP} warm-up round.`,
+    "",
+    "Floors, on the same file in the same rounds, into a bare better-sqlite3 database built from the",
+    "same agent schema files with the library's pragmas (WAL, synchronous=NORMAL), created before the",
+    "clock starts and closed (WAL checkpointed) inside it:",
+    `**read+parse+insert** = the file read in ${CHUNK_BYTES / 1024} KiB chunks and split into lines,`,
+    "`JSON.parse` of every line, and one `transcript_events` row (session_id, seq, event_json,",
+    `created_at) per line, ${BATCH} rows per transaction (the importer's batch size); no identity`,
+    "rows, no FTS, no checks. event_json is the line's text, byte-identical to the store's",
+    "re-encoding for these compact files (checked). **read+parse** = the same without the database;",
+    "**insert** = the same rows, pre-read and pre-parsed, inserted the same way.",
+    "",
+    "### Throughput",
+    "",
+    table(
+      [
+        "transcript",
+        "events",
+        "doctor MB/s",
+        "floor read+parse+insert MB/s",
+        "doctor ÷ floor",
+        "read+parse only MB/s",
+        "insert only MB/s",
+        "target",
+        "met?",
+      ],
+      throughput,
+    ),
+    "",
+    results.length > 1
+      ? `Growth: doctor at ${mb(last.bytes)} runs at ${fmtRatio(growth(last) / growth(first))} × its ` +
+        `MB/s at ${mb(first.bytes)} (floor: ${fmtRatio(mbps(last.bytes, last.ms.floor) / mbps(first.bytes, first.ms.floor))} ×).`
+      : "",
+    "",
+    "### Where the time goes (median ms)",
+    "",
+    "`before the transcript` = from the call to the transcript's start (plan: SHA-256 + a full",
+    "read+parse scan of the file; databases created; the small sources imported); `transcript",
+    "import` = from there to the end (read+parse again, `transcripts.append` per event with identity",
+    `row, FTS text and session tail, ${BATCH} per transaction; ledger; \`PRAGMA optimize\`; close),`,
+    "both from the store's median round; `import ÷ floor time` = that import part ÷ the floor's",
+    "read+parse+insert time.",
+    "",
+    table(
+      [
+        "transcript",
+        "doctor total",
+        "before the transcript",
+        "transcript import",
+        "floor read+parse+insert",
+        "read+parse only",
+        "insert only",
+        "import ÷ floor time",
+      ],
+      time,
+    ),
+    "",
+    "### Peak RSS",
+    "",
+    "Each measured once in a child process (`node bench/doctor.mjs --rss-child …`): baseline = RSS",
+    "after loading the library, before the import; peak = `process.resourceUsage().maxRSS`;",
+    "growth = peak − baseline.",
+    "",
+    table(
+      [
+        "transcript",
+        "doctor baseline RSS",
+        "doctor peak RSS",
+        "doctor growth",
+        "floor peak RSS",
+        "floor growth",
+      ],
+      memory,
+    ),
+  ].join("\n");
+}
+
+export async function run() {
+  return withTempDir("doctor", async (dir) => {
+    const results = [];
+    for (const sizeMb of SIZES_MB) results.push(await measureSize(dir, sizeMb));
+    const targets = results.map((r) => {
+      const share = r.ms.floor / r.ms.store;
+      return {
+        name: `doctor import ≥ 50% of floor (read+parse+insert) MB/s at ${mb(r.bytes)}`,
+        value:
+          `${(share * 100).toFixed(0)}% (${mbps(r.bytes, r.ms.store).toFixed(1)} vs ` +
+          `${mbps(r.bytes, r.ms.floor).toFixed(1)} MB/s)`,
+        met: share >= TARGET_SHARE,
+      };
+    });
+    return { name: "doctor", markdown: render(results), targets };
+  });
+}
+
+if (process.argv[2] === "--rss-child") await rssChild(...process.argv.slice(3));
+else await runIfMain(import.meta.url, run);
