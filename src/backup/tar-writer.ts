@@ -4,11 +4,10 @@ import { closeSync, createWriteStream, fstatSync, fsyncSync, openSync, readSync 
 import type { Writable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
-import { Header, Pax } from "tar";
 import { StateError } from "../db/errors.js";
 import { FILE_MODE } from "../db/files.js";
+import { tarEnd, tarEntryHeader, tarPadding } from "../tar/entry-header.js";
 
-const BLOCK = 512;
 const CHUNK = 1 << 20;
 /**
  * Level 1: on SQLite pages it is about twice as fast as the default level 6 for archives ~7%
@@ -23,24 +22,7 @@ export interface WrittenEntry {
 }
 
 function headerFor(name: string, size: number, mtime: Date): Buffer {
-  // Owner and group are left out: the archive restores into the restoring user's home.
-  const header = new Header({
-    path: name,
-    mode: FILE_MODE,
-    size,
-    mtime,
-    type: "File",
-    uid: 0,
-    gid: 0,
-  });
-  const needsPax = header.encode();
-  const block = header.block as Buffer;
-  // Names over 100 bytes (or sizes over 8 GiB) need a PAX record before the header that carries them.
-  return needsPax ? Buffer.concat([new Pax({ path: name, size, mtime }).encode(), block]) : block;
-}
-
-function padding(size: number): Buffer {
-  return Buffer.alloc((BLOCK - (size % BLOCK)) % BLOCK);
+  return tarEntryHeader({ path: name, type: "File", mode: FILE_MODE, size, mtime });
 }
 
 /**
@@ -106,7 +88,7 @@ export class TarWriter {
         done += bytesRead;
         onBytes?.(bytesRead);
       }
-      await this.write(padding(size));
+      await this.write(tarPadding(size));
       return { name, bytes: size, sha256: hash.digest("hex") };
     } finally {
       closeSync(fd);
@@ -116,13 +98,13 @@ export class TarWriter {
   async addBuffer(name: string, data: Buffer, mtime: Date): Promise<WrittenEntry> {
     await this.write(headerFor(name, data.length, mtime));
     await this.write(data);
-    await this.write(padding(data.length));
+    await this.write(tarPadding(data.length));
     return { name, bytes: data.length, sha256: createHash("sha256").update(data).digest("hex") };
   }
 
   /** Writes the end-of-archive marker, flushes everything to disk and closes the file. */
   async finish(): Promise<void> {
-    await this.write(Buffer.alloc(BLOCK * 2));
+    await this.write(tarEnd());
     this.input.end();
     await this.done;
     fsyncSync(this.fd);

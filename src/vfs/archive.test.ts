@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import {
   createReadStream,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -10,13 +11,15 @@ import {
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { buffer } from "node:stream/consumers";
+import { gzipSync } from "node:zlib";
+import { Header } from "tar";
 import { describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../db/database.js";
 import { VfsStore, type VirtualAgentFs } from "../stores/agent/vfs-store.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { exportTar, exportToDirectory, importFromDirectory, importTar } from "./archive.js";
 import { VFS_CHUNK_BYTES } from "./chunks.js";
-import { encodeTar } from "./tar.js";
+import { decodeTar, encodeTar } from "./tar.js";
 
 const tempDir = useTempDirs();
 const LONG = `${"long-directory-name/".repeat(6)}${"é".repeat(40)}.txt`;
@@ -164,6 +167,110 @@ describe("export and import", () => {
       message: /extended header/,
     });
     close();
+  });
+
+  it("imports archives written by the system tar, refusing one that holds a symlink", async () => {
+    const { store, close } = openStore();
+    const host = tempDir();
+    mkdirSync(join(host, LONG.split("/").slice(0, -1).join("/")), { recursive: true });
+    writeFileSync(join(host, LONG), "long");
+    writeFileSync(join(host, "ünï çødé.txt"), "unicode");
+    mkdirSync(join(host, "empty-dir"));
+    symlinkSync("/etc/passwd", join(host, "link"));
+    for (const format of ["gnu", "pax"]) {
+      const withLink = join(tempDir(), `${format}.tar`);
+      execFileSync("tar", [`--format=${format}`, "-cf", withLink, "-C", host, "."]);
+      const vfs = store.namespace(format);
+      vfs.writeFile("/keep", "keep");
+      await expect(importTar(vfs, createReadStream(withLink))).rejects.toMatchObject({
+        code: "E_PATH",
+        message: /"\.\/link" is a symbolic link/,
+      });
+      expect(vfs.list("/").map((s) => s.path)).toEqual(["/keep"]);
+      const withoutLink = join(tempDir(), `${format}-no-link.tar`);
+      const args = [`--format=${format}`, "--exclude=./link", "-cf", withoutLink, "-C", host, "."];
+      execFileSync("tar", args);
+      await importTar(vfs, createReadStream(withoutLink));
+      expect(vfs.readFile(`/${LONG}`, "utf8")).toBe("long");
+      expect(vfs.readFile("/ünï çødé.txt", "utf8")).toBe("unicode");
+      expect(vfs.stat("/empty-dir").kind).toBe("directory");
+      expect(vfs.exists("/link")).toBe(false);
+    }
+    close();
+  });
+
+  it("refuses hard links, FIFOs and entry types the VFS does not have", async () => {
+    const { store, close } = openStore();
+    const vfs = store.namespace();
+    const host = tempDir();
+    writeFileSync(join(host, "a"), "a");
+    linkSync(join(host, "a"), join(host, "b"));
+    const hard = join(tempDir(), "hard.tar");
+    execFileSync("tar", ["-cf", hard, "-C", host, "a", "b"]);
+    await expect(importTar(vfs, createReadStream(hard))).rejects.toMatchObject({
+      code: "E_PATH",
+      message: /hard link/,
+    });
+    execFileSync("mkfifo", [join(host, "fifo")]);
+    const fifo = join(tempDir(), "fifo.tar");
+    execFileSync("tar", ["-cf", fifo, "-C", host, "fifo"]);
+    await expect(importTar(vfs, createReadStream(fifo))).rejects.toMatchObject({
+      code: "E_INVALID_ARGUMENT",
+      message: /type FIFO/,
+    });
+    const volume = new Header({ path: "label", type: "TapeVolumeHeader", size: 0, mode: 0o600 });
+    volume.encode();
+    const labelled = Buffer.concat([volume.block as Buffer, await streamOf(encodeTar([]))]);
+    await expect(importTar(vfs, [labelled])).rejects.toMatchObject({
+      code: "E_INVALID_ARGUMENT",
+    });
+    expect(vfs.list("/")).toEqual([]);
+    close();
+  });
+
+  it("refuses archives cut at an entry boundary, empty input and gzip; takes an empty archive", async () => {
+    const { store, close } = openStore();
+    const vfs = store.namespace();
+    const whole = await streamOf(
+      encodeTar([{ name: "f", kind: "file", size: 1, mtimeMs: 0, body: () => [Buffer.from("x")] }]),
+    );
+    // Header and body of "f" whole, the end-of-archive marker missing.
+    const cut = whole.subarray(0, 1024);
+    for (const source of [[cut], [], [gzipSync(whole)]]) {
+      await expect(importTar(vfs, source)).rejects.toMatchObject({ code: "E_CORRUPT_SOURCE" });
+    }
+    const empty = await buffer(exportTar(store.namespace("nothing")));
+    expect(empty).toEqual(Buffer.alloc(1024));
+    expect(await importTar(vfs, [empty])).toMatchObject({ created: [], updated: [] });
+    close();
+  });
+
+  it("skips the bodies a reader leaves unread", async () => {
+    const members = [5, VFS_CHUNK_BYTES * 2 + 1, 0, 700].map((size, i) => ({
+      name: `m${i}`,
+      kind: "file" as const,
+      size,
+      mtimeMs: 0,
+      body: () => [Buffer.alloc(size, i)],
+    }));
+    const tar = await streamOf(encodeTar(members));
+    const seen: string[] = [];
+    for await (const member of decodeTar(Readable.from([tar]))) {
+      if (member.name === "m1") {
+        for await (const chunk of member.body) {
+          seen.push(`m1 starts with ${chunk[0]}`);
+          break;
+        }
+      }
+      seen.push(`${member.name} ${member.size}`);
+    }
+    expect(seen).toEqual([
+      "m0 5",
+      "m1 starts with 1",
+      `m1 ${VFS_CHUNK_BYTES * 2 + 1}`,
+      "m2 0",
+      "m3 700",
+    ]);
   });
 
   it("imports with replace, refuses symlinks that leave the source dir, exports one file", async () => {
