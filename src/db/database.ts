@@ -57,6 +57,8 @@ export class Database {
   readonly migration: MigrationResult;
   private readonly driver: SqlDriver;
   private savepointDepth = 0;
+  /** Transaction-control statements, prepared on first use: parsing them per call was a hot spot. */
+  private readonly control = new Map<string, SqlStatement>();
 
   constructor(driver: SqlDriver, role: DatabaseRole, migration: MigrationResult) {
     this.driver = driver;
@@ -106,23 +108,35 @@ export class Database {
     this.assertOpen();
     const nested = this.driver.inTransaction;
     const savepoint = `sp_${++this.savepointDepth}`;
-    this.driver.exec(nested ? `SAVEPOINT ${savepoint}` : "BEGIN IMMEDIATE");
+    this.run(nested ? `SAVEPOINT ${savepoint}` : "BEGIN IMMEDIATE");
     try {
       const result = fn();
       if (isPromiseLike(result)) {
         throw new TypeError("Expected a synchronous transaction body; tx() got a Promise");
       }
-      this.driver.exec(nested ? `RELEASE ${savepoint}` : "COMMIT");
+      this.run(nested ? `RELEASE ${savepoint}` : "COMMIT");
       return result;
     } catch (error) {
       // SQLite may already have rolled back on its own (e.g. a full disk): only undo what is open.
       if (this.driver.inTransaction) {
-        this.driver.exec(nested ? `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}` : "ROLLBACK");
+        if (nested) {
+          this.run(`ROLLBACK TO ${savepoint}`);
+          this.run(`RELEASE ${savepoint}`);
+        } else this.run("ROLLBACK");
       }
       throw error;
     } finally {
       this.savepointDepth--;
     }
+  }
+
+  private run(sql: string): void {
+    let statement = this.control.get(sql);
+    if (!statement) {
+      statement = this.driver.prepare(sql);
+      this.control.set(sql, statement);
+    }
+    statement.run();
   }
 
   checkpoint(mode: CheckpointMode = "PASSIVE"): CheckpointResult {
