@@ -64,14 +64,24 @@ function importBatch(
   batch: TranscriptItem[],
   outcome: ImportOutcome,
 ): void {
+  const events = batch.flatMap((item) => (item.kind === "event" ? [item.event] : []));
+  if (events.length === 0) return;
+  const options = { verbatim: true, ensureHeader: false } as const;
+  try {
+    // The common case: every record is good, and the batch is one savepoint, not one per event.
+    const results = agent.transcripts.appendMany(sessionId, events, options);
+    outcome.records += results.length;
+    outcome.alreadyPresent += results.filter((r) => r.deduplicated).length;
+    return;
+  } catch (error) {
+    if (!RECORD_ERRORS.some((code) => isStateError(error, code))) throw error;
+  }
+  // A bad record rolled the batch back: redo it one event at a time to keep the good ones.
   agent.db.tx(() => {
     for (const item of batch) {
       if (item.kind !== "event") continue;
       try {
-        const result = agent.transcripts.append(sessionId, item.event, {
-          verbatim: true,
-          ensureHeader: false,
-        });
+        const result = agent.transcripts.append(sessionId, item.event, options);
         outcome.records++;
         if (result.deduplicated) outcome.alreadyPresent++;
       } catch (error) {
