@@ -148,6 +148,10 @@ describe("agentstate demo", () => {
     expect(result.stdout).toMatch(/agent\s+main/);
     expect(result.stdout).toContain("Did I water the [basil] yesterday?");
     expect(result.stdout).toMatch(/Morning brief\s+cron 0 7 \* \* \* \(Europe\/Berlin\)/);
+    expect(result.stdout).toMatch(
+      /7\. A new conversation, run by the agent runtime \(3 turns, thread\)/,
+    );
+    expect(result.stdout).toContain("Four items: coffee, bread, tomatoes and oranges.");
 
     const jsonDir = tempDir();
     const json = JSON.parse(cli(["demo", "--dir", jsonDir, "--json"]).stdout);
@@ -174,6 +178,16 @@ describe("agentstate demo", () => {
     const main = home.agent("main", { create: false });
     expect(main.transcripts.read(json.session.sessionId)).toHaveLength(json.session.eventCount);
     expect(home.cron.list()).toHaveLength(json.cron.length);
+    expect(json.conversation.turns.map((t: { status: string }) => t.status)).toEqual([
+      "completed",
+      "completed",
+      "completed",
+    ]);
+    const live = main.transcripts.read(json.conversation.sessionId);
+    expect(live.filter((e) => e.event.type === "message")).toHaveLength(13);
+    expect(main.vfs.namespace().readFile("/lists/shopping.md").toString()).toBe(
+      `${json.conversation.scratch}\n`,
+    );
     home.close();
   });
 });

@@ -9,6 +9,7 @@ import { runDoctorFix } from "../../doctor/fix.js";
 import { type PlannedSource, planMigration } from "../../doctor/plan.js";
 import { openStateHome, type StateHome } from "../../home.js";
 import { describeHome } from "../../status/describe-home.js";
+import { runDemoConversation } from "../../worker/demo-conversation.js";
 import { addJsonOption, type JsonOption } from "../common.js";
 import { formatBytes, printJson, renderTable } from "../output.js";
 import { packageRoot } from "../package-root.js";
@@ -56,6 +57,13 @@ function tour(home: StateHome) {
   };
 }
 
+/** The conversation the runtime just stored, and the file its tools wrote into the VFS. */
+function liveTurns(home: StateHome, sessionId: string) {
+  const main = home.agent("main", { create: false });
+  const scratch = main.vfs.namespace().readFile("/lists/shopping.md").toString("utf8").trimEnd();
+  return { events: main.transcripts.read(sessionId), scratch };
+}
+
 export function registerDemo(program: Command): void {
   const command = program
     .command("demo")
@@ -73,10 +81,13 @@ export function registerDemo(program: Command): void {
     const plan = planMigration(homePath);
     const report = await runDoctorFix({ home: homePath });
     const verified = report.backupPath ? await verifyBackup(report.backupPath) : null;
+    const conversation = await runDemoConversation(homePath, "main");
     const home = openStateHome({ home: homePath, create: false });
     let seen: ReturnType<typeof tour>;
+    let live: ReturnType<typeof liveTurns>;
     try {
       seen = tour(home);
+      live = liveTurns(home, conversation.sessionId);
     } finally {
       home.close();
     }
@@ -87,6 +98,12 @@ export function registerDemo(program: Command): void {
         legacySources: plan.sources,
         doctor: report,
         backup: verified && { archive: verified.archive, ok: verified.ok },
+        conversation: {
+          sessionId: conversation.sessionId,
+          sessionKey: conversation.sessionKey,
+          turns: conversation.turns.map((t) => ({ status: t.status, mode: t.mode, text: t.text })),
+          scratch: live.scratch,
+        },
         ...seen,
       });
       return;
@@ -129,6 +146,15 @@ export function registerDemo(program: Command): void {
         { header: "LAST", value: (j) => j.lastStatus ?? "-" },
       ]),
     );
+    const modes = [...new Set(conversation.turns.map((t) => t.mode))].join(", ");
+    out.push(
+      "",
+      `7. A new conversation, run by the agent runtime (${conversation.turns.length} turns, ${modes}), stored as it happened:`,
+      "",
+    );
+    out.push(renderConversation(live.events, { color: shouldColor(), width: outputWidth() }));
+    out.push("", "   The agent's scratch filesystem (SQLite) now holds:");
+    for (const line of live.scratch.split("\n")) out.push(`     ${line}`);
     out.push("", "Try:");
     out.push(`  agentstate status --home ${homePath}`);
     if (seen.session) {
