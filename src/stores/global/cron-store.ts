@@ -93,7 +93,8 @@ export class CronStore {
   /** Run history: `logs.append` imports past runs, `logs.prune` applies retention to all jobs. */
   readonly logs: CronRunLogStore;
   private readonly clock: Clock;
-  private readonly timeZone: string;
+  /** Set by the caller, or the host's zone looked up on first use (ICU's first call costs ~15 ms). */
+  private zone: string | undefined;
   private readonly selectOne: SqlStatement<CronJobRow>;
   private readonly insertJob: SqlStatement<CronJobRow>;
   private readonly replaceDefinition: SqlStatement<CronJobRow>;
@@ -114,7 +115,7 @@ export class CronStore {
       "CronStore",
     );
     this.clock = checked.clock ?? Date.now;
-    this.timeZone = checked.defaultTimeZone ?? hostTimeZone();
+    this.zone = checked.defaultTimeZone;
     const keep = checkInteger("keepRunsPerJob", checked.keepRunsPerJob ?? 2000, 1, 1_000_000);
     this.logs = new CronRunLogStore(db, keep);
     this.selectOne = db.prepare(CRON_SQL.select);
@@ -126,6 +127,11 @@ export class CronStore {
     this.selectDue = db.prepare(CRON_SQL.due);
     this.selectNextDue = db.prepare(CRON_SQL.nextDue);
     this.listPage = db.prepare(CRON_SQL.list);
+  }
+
+  private get timeZone(): string {
+    this.zone ??= hostTimeZone();
+    return this.zone;
   }
 
   /** Adds a job (E_CONFLICT if its id exists). Its `state`, if any, seeds the runtime columns. */
