@@ -69,6 +69,11 @@ export type {
   Topic,
   TopicMember,
 } from "./memory/types.js";
+export {
+  type RunningServer,
+  type StartServerOptions,
+  startServer,
+} from "./server/start-server.js";
 export { type DatabaseStatus, describeHome, type HomeStatus } from "./status/describe-home.js";
 export type {
   AgentMemory,

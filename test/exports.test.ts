@@ -29,6 +29,7 @@ describe("public API", () => {
         "listBackups",
         "planMigration",
         "runDoctorFix",
+        "startServer",
         "exportTar",
         "exportToDirectory",
         "importFromDirectory",

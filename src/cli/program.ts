@@ -8,6 +8,7 @@ import { registerDoctor } from "./commands/doctor.js";
 import { registerGc } from "./commands/gc.js";
 import { registerKv } from "./commands/kv.js";
 import { registerMemory } from "./commands/memory.js";
+import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerStatus } from "./commands/status.js";
 import { registerTranscript } from "./commands/transcript.js";
@@ -34,5 +35,6 @@ export function buildProgram(): Command {
   registerCron(program);
   registerVfs(program);
   registerMemory(program);
+  registerServe(program);
   return program;
 }

@@ -1,0 +1,127 @@
+import type { Context } from "hono";
+import { type ZodType, z } from "zod";
+import { validateAgentId } from "../ids.js";
+import { ApiError, badRequest } from "./errors.js";
+
+// Every parameter is checked here before it reaches a store: ids and keys by the same rules the
+// stores apply (so a request can never name a path or smuggle SQL, which is bound anyway), numbers
+// as bounded decimal digits (so 1e400, -1, 0x10 and 99999999999999999999 are 400s, not NaN).
+
+const MAX_SESSION_ID = 200;
+const MAX_SESSION_KEY = 512;
+const MAX_TEXT = 1000;
+const MAX_MESSAGE = 200;
+
+function isPrintable(value: string): boolean {
+  // Control characters and lone surrogates: the stores refuse them, so refuse them up front.
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return false;
+  }
+  return !/\p{Surrogate}/u.test(value);
+}
+
+function isAgentId(value: string): boolean {
+  try {
+    validateAgentId(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const agentId = z
+  .string()
+  .refine(isAgentId, "must be 1 to 64 letters, digits, '_', '-' or '.', with no '..'");
+export const sessionId = z
+  .string()
+  .min(1)
+  .max(MAX_SESSION_ID)
+  .refine(isPrintable, "must be printable text");
+export const eventId = sessionId;
+export const sessionKey = z
+  .string()
+  .min(1)
+  .max(MAX_SESSION_KEY)
+  .refine(isPrintable, "must be printable text");
+export const text = z.string().max(MAX_TEXT).refine(isPrintable, "must be printable text");
+
+/** A decimal integer in [min, max], written as digits only. */
+export function integer(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,16}$/, "must be a whole number written in digits")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+}
+
+/** Unix milliseconds as digits, or an ISO 8601 time. */
+export const time = z
+  .string()
+  .max(64)
+  .transform((value, ctx) => {
+    const ms = /^\d{1,16}$/.test(value) ? Number(value) : Date.parse(value);
+    if (!Number.isSafeInteger(ms)) {
+      ctx.addIssue({ code: "custom", message: "must be Unix milliseconds or an ISO 8601 time" });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+export const flag = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+
+function clip(value: string): string {
+  return value.length > MAX_MESSAGE ? `${value.slice(0, MAX_MESSAGE)}…` : value;
+}
+
+function invalid(where: string, error: z.ZodError): ApiError {
+  const issues = error.issues.slice(0, 10).map((issue) => ({
+    path: clip(issue.path.map(String).join(".")),
+    message: clip(issue.message),
+  }));
+  const first = issues[0];
+  const name = first?.path ? ` ${first.path}` : "";
+  return badRequest(`invalid ${where}${name}: ${first?.message ?? "rejected"}`, { issues });
+}
+
+function check<T>(where: string, schema: ZodType<T>, input: unknown): T {
+  const result = schema.safeParse(input);
+  if (!result.success) throw invalid(where, result.error);
+  return result.data;
+}
+
+/** Path parameters, checked against `schema`. */
+export function params<T>(c: Context, schema: ZodType<T>): T {
+  return check("path parameter", schema, c.req.param());
+}
+
+/** Query parameters, checked against a strict schema; a repeated parameter is ambiguous. */
+export function query<T>(c: Context, schema: ZodType<T>): T {
+  for (const [name, values] of Object.entries(c.req.queries())) {
+    if (values.length > 1) {
+      throw badRequest(`query parameter ${clip(name)} is given ${values.length} times`);
+    }
+  }
+  return check("query parameter", schema, c.req.query());
+}
+
+/** A JSON request body, checked against `schema`. */
+export async function body<T>(c: Context, schema: ZodType<T>): Promise<T> {
+  const type = c.req.header("content-type") ?? "";
+  if (!/^application\/json\s*(;|$)/i.test(type)) {
+    throw new ApiError(
+      415,
+      "E_UNSUPPORTED_MEDIA_TYPE",
+      "the request body must be application/json",
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(await c.req.text());
+  } catch {
+    throw badRequest("the request body is not valid JSON");
+  }
+  return check("body field", schema, value);
+}
+
+export { z };

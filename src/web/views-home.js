@@ -1,0 +1,183 @@
+// Views of the whole home: the agents with their sizes and health, and the audit trail of
+// migration and backup runs.
+
+import { api, apiPath } from "./api.js";
+import { formatBytes, formatTime, h, link, replace, table, timeCell } from "./dom.js";
+
+const checkClass = (result) => (result === "ok" ? "ok" : result === "not run" ? "muted" : "bad");
+
+function statusBlock(status, runCheck) {
+  const rows = status.databases.map((db) => ({
+    ...db,
+    sessions: db.tables.sessions,
+    events: db.tables.transcript_events,
+  }));
+  return h(
+    "section",
+    {},
+    h("h2", {}, "Databases"),
+    h(
+      "p",
+      { class: "muted" },
+      "Home ",
+      h("code", {}, status.home),
+      status.server.write ? " · writes enabled" : " · read-only",
+    ),
+    status.databases.some((d) => d.quickCheck === "not run")
+      ? h("button", { type: "button", class: "more", onclick: runCheck }, "Run the integrity check")
+      : null,
+    table(
+      [
+        { title: "Role", cell: (d) => d.role },
+        { title: "Agent", cell: (d) => d.agentId ?? "-" },
+        { title: "Size", class: "num", cell: (d) => formatBytes(d.bytes) },
+        { title: "Schema", class: "num", cell: (d) => d.schemaVersion },
+        { title: "Sessions", class: "num hide-narrow", cell: (d) => d.sessions ?? "-" },
+        { title: "Events", class: "num hide-narrow", cell: (d) => d.events ?? "-" },
+        {
+          title: "Check",
+          cell: (d) => h("span", { class: checkClass(d.quickCheck) }, d.quickCheck),
+        },
+      ],
+      rows,
+    ),
+  );
+}
+
+export async function agentsView({ root, isCurrent }) {
+  const { agents } = await api("agents");
+  if (!isCurrent()) return;
+  const statusSlot = h("div", {}, h("p", { class: "loading" }, "Reading databases…"));
+  replace(
+    root,
+    h("h1", {}, "Agents"),
+    table(
+      [
+        {
+          title: "Agent",
+          cell: (a) => link(["agents", a.agentId], a.agentId, { class: "agent-link" }),
+        },
+        {
+          title: "Size",
+          class: "num",
+          cell: (a) =>
+            a.present ? formatBytes(a.sizeBytes) : h("span", { class: "bad" }, "missing"),
+        },
+        { title: "Schema", class: "num hide-narrow", cell: (a) => a.schemaVersion },
+        { title: "Last opened", cell: (a) => timeCell(a.lastSeenAt) },
+        {
+          title: "",
+          cell: (a) => [
+            link(["agents", a.agentId, "memory"], "memory"),
+            " · ",
+            link(["agents", a.agentId, "transcripts"], "transcripts"),
+          ],
+        },
+      ],
+      agents,
+      { empty: "No agents in this home yet." },
+    ),
+    statusSlot,
+  );
+  // Shown when ready, not waited for; the integrity check reads whole databases, so on request.
+  const showStatus = (check) =>
+    api("status", { check: check ? "true" : undefined })
+      .then(
+        (status) =>
+          isCurrent() &&
+          replace(
+            statusSlot,
+            statusBlock(status, () => showStatus(true)),
+          ),
+      )
+      .catch(
+        (error) => isCurrent() && replace(statusSlot, h("p", { class: "error" }, error.message)),
+      );
+  showStatus(false);
+}
+
+const runStatus = (status) => h("span", { class: `status status-${status}` }, status);
+
+export async function historyView({ root, isCurrent }) {
+  const [migrations, backups] = await Promise.all([api("migrations"), api("backups")]);
+  if (!isCurrent()) return;
+  replace(
+    root,
+    h("h1", {}, "History"),
+    h("h2", {}, "Migration runs"),
+    table(
+      [
+        { title: "Run", cell: (r) => link(["history", "migrations", r.id], r.id) },
+        { title: "Started", cell: (r) => timeCell(r.startedAt) },
+        {
+          title: "Finished",
+          class: "hide-narrow",
+          cell: (r) => (r.finishedAt ? formatTime(r.finishedAt) : "-"),
+        },
+        { title: "Status", cell: (r) => runStatus(r.status) },
+      ],
+      migrations.runs,
+      { empty: "No migrations recorded: this home was never migrated from legacy files." },
+    ),
+    h("h2", {}, "Backup runs"),
+    table(
+      [
+        { title: "Created", cell: (b) => timeCell(b.createdAt) },
+        { title: "Status", cell: (b) => runStatus(b.status) },
+        { title: "Databases", class: "num", cell: (b) => b.databases ?? "-" },
+        { title: "Files", class: "num hide-narrow", cell: (b) => b.files ?? "-" },
+        {
+          title: "Archive",
+          class: "wrap",
+          cell: (b) => [
+            h("code", {}, b.archive),
+            b.archiveExists ? null : h("span", { class: "muted" }, " (gone)"),
+            b.error ? h("div", { class: "bad" }, b.error) : null,
+          ],
+        },
+      ],
+      backups.runs,
+      { empty: "No backups recorded." },
+    ),
+  );
+}
+
+export async function migrationView({ root, params: [runId], isCurrent }) {
+  const { run, sources } = await api(apiPath("migrations", runId));
+  if (!isCurrent()) return;
+  replace(
+    root,
+    h(
+      "p",
+      { class: "crumbs" },
+      link(["history"], "History"),
+      " / migration ",
+      h("code", {}, run.id),
+    ),
+    h("h1", {}, "Migration run ", runStatus(run.status)),
+    h(
+      "p",
+      { class: "muted" },
+      `started ${formatTime(run.startedAt)} UTC`,
+      run.finishedAt ? `, finished ${formatTime(run.finishedAt)} UTC` : "",
+    ),
+    table(
+      [
+        { title: "Source", class: "wrap", cell: (s) => h("code", {}, s.path) },
+        { title: "Kind", cell: (s) => s.kind },
+        { title: "Into", class: "hide-narrow", cell: (s) => s.targetTable },
+        { title: "Records", class: "num", cell: (s) => s.recordCount },
+        { title: "Size", class: "num hide-narrow", cell: (s) => formatBytes(s.sizeBytes) },
+        {
+          title: "Status",
+          cell: (s) => [
+            runStatus(s.status),
+            s.removedSource ? h("span", { class: "muted" }, " · removed") : null,
+          ],
+        },
+      ],
+      sources,
+      { empty: "No sources in this run." },
+    ),
+  );
+}
