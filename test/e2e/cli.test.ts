@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
@@ -5,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { latestSchemaVersion } from "../../src/db/schema.js";
 import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
-import { requireBuild } from "../support/built.js";
+import { CLI, requireBuild } from "../support/built.js";
 import { cli } from "../support/cli.js";
 
 const tempDir = useTempDirs();
@@ -138,7 +139,7 @@ describe("agentstate kv and status", () => {
 describe("agentstate demo", () => {
   it("migrates a copy of the sample legacy home and shows what the databases answer", () => {
     const dir = tempDir();
-    const result = cli(["demo", "--dir", dir]);
+    const result = cli(["demo", "--dir", dir, "--no-serve"]);
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toContain(join(dir, "home"));
     expect(result.stdout).toMatch(/transcript \(\.jsonl\)\s+3\s+\d+/);
@@ -190,4 +191,34 @@ describe("agentstate demo", () => {
     );
     home.close();
   });
+});
+
+describe("agentstate demo, served", () => {
+  it("ends by serving the dashboard of the migrated home until interrupted", async () => {
+    const child = spawn(process.execPath, [CLI, "demo", "--dir", tempDir()], {
+      env: { ...process.env, AGENTSTATE_HOME: "" },
+    });
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (chunk: string) => {
+        out += chunk;
+        const found = /8\. The dashboard of this home: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+        if (found) resolve(found[1] as string);
+      });
+      child.once("exit", (code) =>
+        reject(new Error(`demo exited with ${code} before serving:\n${out}`)),
+      );
+    });
+    const agents = (await (await fetch(`${url}api/agents`)).json()) as
+      | { agents?: unknown[] }
+      | unknown[];
+    const list = Array.isArray(agents) ? agents : (agents.agents ?? []);
+    expect(JSON.stringify(list)).toContain("main");
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+  }, 60_000);
 });

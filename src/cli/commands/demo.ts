@@ -3,11 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { verifyBackup } from "../../backup/verify-backup.js";
+import { isStateError } from "../../db/errors.js";
 import { ensurePrivateDir } from "../../db/files.js";
 import { LEGACY_SOURCE_KINDS } from "../../doctor/discover.js";
 import { runDoctorFix } from "../../doctor/fix.js";
 import { type PlannedSource, planMigration } from "../../doctor/plan.js";
 import { openStateHome, type StateHome } from "../../home.js";
+import { DEFAULT_PORT, type RunningServer, startServer } from "../../server/start-server.js";
 import { describeHome } from "../../status/describe-home.js";
 import { runDemoConversation } from "../../worker/demo-conversation.js";
 import { addJsonOption, type JsonOption } from "../common.js";
@@ -16,11 +18,14 @@ import { packageRoot } from "../package-root.js";
 import { renderConversation } from "../render/conversation.js";
 import { outputWidth, shouldColor } from "../render/style.js";
 import { describeSchedule } from "./cron.js";
+import { serveUntilSignal } from "./serve.js";
 import { renderStatus } from "./status.js";
 import { renderHits } from "./transcript.js";
 
 interface DemoOptions extends JsonOption {
   dir?: string;
+  /** commander's `--no-serve`. */
+  serve: boolean;
 }
 
 const DEMO_QUERY = "basil";
@@ -64,13 +69,27 @@ function liveTurns(home: StateHome, sessionId: string) {
   return { events: main.transcripts.read(sessionId), scratch };
 }
 
+/** Serves the dashboard on the demo's home (the usual port, else a free one) until Ctrl-C. */
+async function serveDashboard(homePath: string): Promise<void> {
+  let server: RunningServer;
+  try {
+    server = await startServer({ home: homePath, port: DEFAULT_PORT });
+  } catch (error) {
+    if (!isStateError(error, "E_CONFLICT")) throw error;
+    server = await startServer({ home: homePath, port: 0 });
+  }
+  process.stdout.write(`\n8. The dashboard of this home: ${server.url}  (Ctrl-C to stop)\n`);
+  await serveUntilSignal(server);
+}
+
 export function registerDemo(program: Command): void {
   const command = program
     .command("demo")
     .description(
       "migrate a copy of the bundled sample legacy home (backup, import, verify) and show what the databases now answer",
     )
-    .option("--dir <dir>", "work in this directory instead of a new temp dir");
+    .option("--dir <dir>", "work in this directory instead of a new temp dir")
+    .option("--no-serve", "exit at the end instead of serving the dashboard on the migrated home");
   addJsonOption(command);
   command.action(async (options: DemoOptions) => {
     const workDir = options.dir ?? mkdtempSync(join(tmpdir(), "agentstate-demo-"));
@@ -165,5 +184,6 @@ export function registerDemo(program: Command): void {
     out.push(`  agentstate transcript search ${DEMO_QUERY} --home ${homePath}`);
     out.push(`  agentstate backup list --home ${homePath}`);
     process.stdout.write(`${out.join("\n")}\n`);
+    if (options.serve) await serveDashboard(homePath);
   });
 }

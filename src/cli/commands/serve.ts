@@ -1,5 +1,10 @@
 import type { Command } from "commander";
-import { DEFAULT_HOST, DEFAULT_PORT, startServer } from "../../server/start-server.js";
+import {
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  type RunningServer,
+  startServer,
+} from "../../server/start-server.js";
 import { addHomeOption, type HomeOptions, parseInteger } from "../common.js";
 
 interface ServeOptions extends HomeOptions {
@@ -39,14 +44,19 @@ export function registerServe(program: Command): void {
     });
     const mode = options.write ? "writes enabled" : "read-only";
     process.stdout.write(`agentstate dashboard (${mode}): ${server.url}\n`);
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
-        server.close().then(resolve, resolve);
-      };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
-    });
+    await serveUntilSignal(server);
+  });
+}
+
+/** Keeps serving until SIGINT or SIGTERM, then closes the server (and its streams) cleanly. */
+export function serveUntilSignal(server: RunningServer): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      server.close().then(resolve, resolve);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
   });
 }
