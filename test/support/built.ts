@@ -8,3 +8,10 @@ export const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.u
 export function requireBuild(): void {
   if (!existsSync(CLI)) throw new Error("dist/ is missing: run `npm run build` before these tests");
 }
+
+/** The built package's entry, loaded at run time: the type checker runs before the build exists. */
+export async function importBuilt<T>(): Promise<T> {
+  requireBuild();
+  const entry = new URL("../../dist/index.js", import.meta.url).href;
+  return (await import(entry)) as T;
+}

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openStateHome, type StateHome } from "../../src/home.js";
 import { runDemoConversation } from "../../src/worker/demo-conversation.js";
+import { importBuilt } from "../support/built.js";
 import { requireWorkerBuild, useTempDirs } from "./support.js";
 
 const tempDir = useTempDirs();
@@ -39,9 +40,7 @@ describe("runDemoConversation", () => {
   });
 
   it("runs the same conversation in worker threads from the built package", async () => {
-    const built = (await import("../../dist/index.js")) as {
-      runDemoConversation: typeof runDemoConversation;
-    };
+    const built = await importBuilt<{ runDemoConversation: typeof runDemoConversation }>();
     const demo = await built.runDemoConversation(tempDir(), "demo-agent", { mode: "worker" });
     expect(demo.turns.map((t) => [t.status, t.mode])).toEqual([
       ["completed", "thread"],
