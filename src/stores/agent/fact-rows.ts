@@ -105,13 +105,22 @@ function valueAndReference(
   return { value: null, reference: value === null ? null : parseSecretRef(value) };
 }
 
-export function factFromRow(row: TaggedFactRow): Fact {
-  const what = `fact ${row.scope}/${row.key}`;
+/** The columns a fact and each of its past versions share (see CONTENT in fact-store.ts). */
+type FactContentRow = Pick<
+  FactHistoryRow,
+  | "category"
+  | "value"
+  | "sensitivity"
+  | "recall_policy"
+  | "confidence"
+  | "source_session_id"
+  | "source_event_id"
+  | "source_topic_id"
+>;
+
+function contentFromRow(what: string, row: FactContentRow) {
   const sensitivity = checkStored(`${what} sensitivity`, row.sensitivity, FACT_SENSITIVITIES);
   return {
-    factId: row.fact_id,
-    scope: row.scope,
-    key: row.key,
     category: checkStored(`${what} category`, row.category, FACT_CATEGORIES),
     ...valueAndReference(sensitivity, row.value),
     sensitivity,
@@ -119,6 +128,16 @@ export function factFromRow(row: TaggedFactRow): Fact {
     confidence: row.confidence,
     source: sourceOf(row.source_session_id, row.source_event_id),
     sourceTopicId: row.source_topic_id,
+  };
+}
+
+export function factFromRow(row: TaggedFactRow): Fact {
+  const what = `fact ${row.scope}/${row.key}`;
+  return {
+    factId: row.fact_id,
+    scope: row.scope,
+    key: row.key,
+    ...contentFromRow(what, row),
     tags: decodeJson<string[]>(`${what} tags`, row.tags_json),
     version: row.version,
     createdAt: row.created_at,
@@ -127,18 +146,10 @@ export function factFromRow(row: TaggedFactRow): Fact {
 }
 
 export function factVersionFromRow(row: FactHistoryRow): FactVersion {
-  const what = `fact ${row.fact_id} version ${row.version}`;
-  const sensitivity = checkStored(`${what} sensitivity`, row.sensitivity, FACT_SENSITIVITIES);
   return {
     factId: row.fact_id,
     version: row.version,
-    category: checkStored(`${what} category`, row.category, FACT_CATEGORIES),
-    ...valueAndReference(sensitivity, row.value),
-    sensitivity,
-    recallPolicy: checkStored(`${what} recall policy`, row.recall_policy, RECALL_POLICIES),
-    confidence: row.confidence,
-    source: sourceOf(row.source_session_id, row.source_event_id),
-    sourceTopicId: row.source_topic_id,
+    ...contentFromRow(`fact ${row.fact_id} version ${row.version}`, row),
     validFrom: row.valid_from,
     replacedAt: row.replaced_at,
   };
