@@ -153,6 +153,8 @@ describe("agentstate demo", () => {
       /7\. A new conversation, run by the agent runtime \(3 turns, thread\)/,
     );
     expect(result.stdout).toContain("Four items: coffee, bread, tomatoes and oranges.");
+    expect(result.stdout).toContain("## Topic: Weekend shopping list (open)");
+    expect(result.stdout).toContain("secret kept at env:GROCERY_API_KEY");
 
     const jsonDir = tempDir();
     const json = JSON.parse(cli(["demo", "--dir", jsonDir, "--json"]).stdout);
@@ -186,6 +188,16 @@ describe("agentstate demo", () => {
     ]);
     const live = main.transcripts.read(json.conversation.sessionId);
     expect(live.filter((e) => e.event.type === "message")).toHaveLength(13);
+    const topic = main.memory.topics.get("weekend-shopping");
+    expect(topic?.title).toBe("Weekend shopping list");
+    expect(home.memory.members("main", "weekend-shopping").map((m) => m.eventId)).toEqual(
+      live
+        .filter((e) => (e.event.message as { role?: string } | undefined)?.role === "user")
+        .map((e) => e.event.id),
+    );
+    expect(home.memory.recover("main", json.conversation.sessionKey)?.topic?.topicId).toBe(
+      "weekend-shopping",
+    );
     expect(main.vfs.namespace().readFile("/lists/shopping.md").toString()).toBe(
       `${json.conversation.scratch}\n`,
     );

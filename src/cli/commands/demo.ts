@@ -62,11 +62,47 @@ function tour(home: StateHome) {
   };
 }
 
-/** The conversation the runtime just stored, and the file its tools wrote into the VFS. */
+/**
+ * The conversation the runtime just stored, the file its tools wrote into the VFS, and memory
+ * kept about it: a topic pointing at its user turns, two facts, and what a prompt would recall.
+ */
 function liveTurns(home: StateHome, sessionId: string) {
   const main = home.agent("main", { create: false });
   const scratch = main.vfs.namespace().readFile("/lists/shopping.md").toString("utf8").trimEnd();
-  return { events: main.transcripts.read(sessionId), scratch };
+  const events = main.transcripts.read(sessionId);
+  const scope = { agentId: "main", sessionId };
+  home.memory.createTopic(scope, {
+    topicId: "weekend-shopping",
+    title: "Weekend shopping list",
+    summaryShort: "A list in /lists/shopping.md: coffee, bread, tomatoes, oranges.",
+    openLoops: ["check the list before Saturday"],
+    labels: ["shopping"],
+  });
+  for (const { event } of events) {
+    const message = event.message as { role?: string } | undefined;
+    if (message?.role === "user") {
+      home.memory.link("main", "weekend-shopping", { eventId: event.id, reason: "user turn" });
+    }
+  }
+  home.memory.switchTopic(scope, "weekend-shopping");
+  home.memory.upsertFact("main", {
+    scope: "user",
+    key: "shop",
+    category: "preference",
+    value: "Prefers the Saturday farmers' market",
+    recallPolicy: "topic_bound",
+    tags: ["shopping"],
+  });
+  home.memory.upsertFact("main", {
+    scope: "user",
+    key: "grocery.api-key",
+    category: "account",
+    value: "env:GROCERY_API_KEY",
+    sensitivity: "secret_ref",
+    recallPolicy: "always",
+  });
+  const recall = home.memory.recall({ ...scope, query: "shopping list" });
+  return { events, scratch, recall: recall.text };
 }
 
 /** Serves the dashboard on the demo's home (the usual port, else a free one) until Ctrl-C. */
@@ -122,6 +158,7 @@ export function registerDemo(program: Command): void {
           sessionKey: conversation.sessionKey,
           turns: conversation.turns.map((t) => ({ status: t.status, mode: t.mode, text: t.text })),
           scratch: live.scratch,
+          recall: live.recall,
         },
         ...seen,
       });
@@ -174,6 +211,11 @@ export function registerDemo(program: Command): void {
     out.push(renderConversation(live.events, { color: shouldColor(), width: outputWidth() }));
     out.push("", "   The agent's scratch filesystem (SQLite) now holds:");
     for (const line of live.scratch.split("\n")) out.push(`     ${line}`);
+    out.push(
+      "",
+      "   What a later prompt recalls about it (a topic over its turns, facts; a secret only by reference):",
+    );
+    for (const line of live.recall.split("\n")) out.push(line === "" ? "" : `     ${line}`);
     out.push("", "Try:");
     out.push(`  agentstate status --home ${homePath}`);
     if (seen.session) {
@@ -183,6 +225,9 @@ export function registerDemo(program: Command): void {
     }
     out.push(`  agentstate transcript search ${DEMO_QUERY} --home ${homePath}`);
     out.push(`  agentstate backup list --home ${homePath}`);
+    out.push(
+      `  agentstate memory recall --agent main --session ${conversation.sessionId} --home ${homePath}`,
+    );
     process.stdout.write(`${out.join("\n")}\n`);
     if (options.serve) await serveDashboard(homePath);
   });
