@@ -57,6 +57,7 @@ export function countingDriver(): {
         record(sql, 0);
         inner.exec(sql);
       },
+      backup: (target: string) => inner.backup(target),
       close: () => inner.close(),
     };
     return driver;
