@@ -136,9 +136,9 @@ function render(dbBytes, samples, verifyMs) {
     table(headers, rows),
     "",
     `\`backup verify\` of the tar.gz (re-hash + integrity_check of every snapshot): ${(verifyMs / 1000).toFixed(1)} s.`,
-    "Every case is credited with the agent DB's bytes; the backup also snapshots the global DB (online",
-    "backup API, pages copied in one read transaction), runs integrity_check on every snapshot (in a worker",
-    "thread, overlapped with archiving), hashes, writes the archive and fsyncs it. gzip runs at level 1.",
+    "Every case is credited with the agent DB's bytes; the backup also snapshots the global DB, runs",
+    "integrity_check on every snapshot (in a worker thread, overlapped with archiving), hashes, writes the",
+    "archive and fsyncs it. gzip runs at level 1.",
   ].join("\n");
 }
 

@@ -53,11 +53,11 @@ class Capture {
     this.snapshots.push({ role, agentId, sourcePath: source, homePath, file, check });
   }
 
-  async home(db: Database, agentId: string | null, index: number, total: number): Promise<void> {
+  home(db: Database, agentId: string | null, index: number, total: number): void {
     const homePath = toArchivePath(relative(this.context.home.path, db.path));
     this.context.onSnapshot(homePath, index, total);
     const file = this.target();
-    await snapshotDatabase(db, file);
+    snapshotDatabase(db, file);
     this.record(agentId === null ? "global" : "agent", agentId, db.path, file);
   }
 
@@ -83,15 +83,15 @@ class Capture {
  * first, and the agents to capture are the ones its snapshot registers: the archive then holds
  * exactly the agent databases its own registry names, even while agents are being added.
  */
-export async function captureHome(context: CaptureContext): Promise<HomeCapture> {
+export function captureHome(context: CaptureContext): HomeCapture {
   const { home } = context;
   const capture = new Capture(context);
-  await capture.home(home.db, null, 0, 1);
+  capture.home(home.db, null, 0, 1);
   const agentIds = registeredAgentIds(capture.snapshots[0]?.file as string);
   const total = 1 + agentIds.length;
-  for (const [i, agentId] of agentIds.entries()) {
-    await capture.home(home.agent(agentId, { create: false }).db, agentId, i + 1, total);
-  }
+  agentIds.forEach((agentId, i) => {
+    capture.home(home.agent(agentId, { create: false }).db, agentId, i + 1, total);
+  });
   const live = [home.db.path, ...home.listAgents().map((agent) => agent.dbPath)];
   const exclude = new Set([...context.exclude, ...live.flatMap(withSidecars)]);
   const inventory = inventoryHome(home.path, exclude);

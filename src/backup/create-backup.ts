@@ -111,7 +111,7 @@ async function writeBackup(
 ): Promise<BackupManifest> {
   const checker = new SnapshotChecker();
   try {
-    const capture = await captureHome({
+    const capture = captureHome({
       home,
       work: run.work,
       exclude: [run.archive, run.partial, run.work],
@@ -163,7 +163,7 @@ async function backupHome(home: StateHome, options: CheckedOptions): Promise<Bac
 }
 
 /**
- * Backs up a home into one archive: an online-backup snapshot of every database (global, each
+ * Backs up a home into one archive: a `VACUUM INTO` snapshot of every database (global, each
  * agent, any other SQLite file), the home's other files (config, credentials, workspaces, legacy
  * files; never `backups/`, live WAL/SHM files or symbolic links), and a `manifest.json` with the
  * size, SHA-256, schema version and `integrity_check` of each entry. Writers in other processes

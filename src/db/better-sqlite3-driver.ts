@@ -77,18 +77,6 @@ class BetterSqlite3Driver implements SqlDriver {
     }
   }
 
-  async backup(target: string): Promise<void> {
-    try {
-      // After the first step, everything left goes in one step: one read transaction, so a
-      // writer in another process can restart the copy at most once and never starve it.
-      await this.db.backup(target, {
-        progress: ({ remainingPages }) => Math.max(remainingPages, 1),
-      });
-    } catch (error) {
-      throw wrapSqliteError(error, this.path);
-    }
-  }
-
   close(): void {
     this.db.close();
   }

@@ -90,12 +90,6 @@ export class Database {
     this.driver.exec(sql);
   }
 
-  /** A consistent copy of the database in a new file (see `SqlDriver.backup`). */
-  backup(target: string): Promise<void> {
-    this.assertOpen();
-    return this.driver.backup(target);
-  }
-
   /** Reads one pragma's first value (`pragma("user_version")` → 1). */
   pragma(name: string): unknown {
     if (!/^[a-z_]+$/.test(name)) throw new TypeError(`Expected a pragma name, got ${name}`);

@@ -23,11 +23,6 @@ export interface SqlDriver {
   readonly open: boolean;
   prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row>;
   exec(sql: string): void;
-  /**
-   * Copies the database, as of one read transaction, into a new file with SQLite's online backup
-   * API: pages are copied as they are, which is faster than rebuilding them with VACUUM INTO.
-   */
-  backup(target: string): Promise<void>;
   close(): void;
 }
 

@@ -57,7 +57,6 @@ export function countingDriver(): {
         record(sql, 0);
         inner.exec(sql);
       },
-      backup: (target: string) => inner.backup(target),
       close: () => inner.close(),
     };
     return driver;

@@ -118,7 +118,7 @@ function registerCreate(backup: Command): void {
   const command = backup
     .command("create")
     .description(
-      "snapshot every database (SQLite online backup) and archive them with the home's files and a manifest",
+      "snapshot every database (VACUUM INTO) and archive them with the home's files and a manifest",
     )
     .option("--out <file>", "archive path (default: <home>/backups/<timestamp>.tar.gz)")
     .option("--no-compress", "write a plain .tar (faster, larger)");
