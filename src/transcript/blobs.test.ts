@@ -5,6 +5,7 @@ import { isStateError } from "../db/errors.js";
 import {
   BLOB_REF_PREFIX,
   type ExtractedBlob,
+  encodeForStorage,
   extractInlineBlobs,
   isBlobRef,
   restoreInlineBlobs,
@@ -181,6 +182,54 @@ describe("blob properties", () => {
           expect(createHash("sha256").update(blob.data).digest("hex")).toBe(blob.sha256);
         }
       }),
+    );
+  });
+});
+
+describe("encodeForStorage", () => {
+  it("keeps a short event's encoding and walks only events that could hold a blob", () => {
+    const small = userMessage([{ type: "image", data: PNG, mimeType: "image/png" }]);
+    expect(encodeForStorage(small, 1024)).toEqual({ json: JSON.stringify(small), blobs: [] });
+
+    // A reference-like string is extracted whatever the event's size (hostile input).
+    const fake = `${BLOB_REF_PREFIX}${"a".repeat(64)}`;
+    const spoof = encodeForStorage(userMessage([{ type: "image", data: fake }]), 1024);
+    expect(spoof.blobs.map((b) => b.data.toString("utf8"))).toEqual([fake]);
+    expect(spoof.json).toContain(`${BLOB_REF_PREFIX}${sha(fake)}`);
+
+    // At the threshold exactly: the data string is as long as the threshold, so it moves out.
+    const data = "A".repeat(2048);
+    const large = encodeForStorage(userMessage([{ type: "image", data }]), 2048);
+    expect(large.blobs).toHaveLength(1);
+    expect(large.json).not.toContain(data);
+    expect(large.json).toBe(
+      JSON.stringify(extractInlineBlobs(userMessage([{ type: "image", data }]), 2048).event),
+    );
+  });
+
+  it("agrees with extractInlineBlobs on any event", () => {
+    const block = fc.oneof(
+      fc.record({ type: fc.constant("text"), text: fc.string({ maxLength: 40 }) }),
+      fc.record({
+        type: fc.constant("image"),
+        data: fc.oneof(
+          fc.string({ minLength: 0, maxLength: 80 }),
+          fc.constant(`${BLOB_REF_PREFIX}${"0".repeat(64)}`),
+        ),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(block, { maxLength: 6 }),
+        fc.integer({ min: 0, max: 120 }),
+        (content, threshold) => {
+          const event = userMessage(content);
+          const extracted = extractInlineBlobs(event, threshold);
+          const stored = encodeForStorage(event, threshold);
+          expect(stored.json).toBe(JSON.stringify(extracted.event));
+          expect(stored.blobs).toEqual(extracted.blobs);
+        },
+      ),
     );
   });
 });

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { StateError } from "../db/errors.js";
 import type { TranscriptEvent } from "./event.js";
+import { encodeEvent } from "./jsonl-codec.js";
 import { isRecord } from "./record.js";
 
 export const BLOB_REF_PREFIX = "blob:sha256:";
@@ -92,6 +93,21 @@ export function extractInlineBlobs(
     return `${BLOB_REF_PREFIX}${sha256}`;
   });
   return { event: extracted, blobs: [...blobs.values()] };
+}
+
+/**
+ * The JSON stored for an event and the blobs moved out of it. Most events are far shorter than
+ * the threshold and hold no reference-like string, so no image in them can need extracting: their
+ * encoding is kept as is, without walking the content.
+ */
+export function encodeForStorage(
+  event: TranscriptEvent,
+  thresholdBytes: number,
+): { json: string; blobs: ExtractedBlob[] } {
+  const json = encodeEvent(event);
+  if (json.length < thresholdBytes && !json.includes(BLOB_REF_PREFIX)) return { json, blobs: [] };
+  const extracted = extractInlineBlobs(event, thresholdBytes);
+  return { json: encodeEvent(extracted.event), blobs: extracted.blobs };
 }
 
 /** Puts extracted images back; throws `E_NOT_FOUND` naming the first blob `lookup` lacks. */

@@ -169,6 +169,48 @@ describe("TranscriptStore.append", () => {
     db.close();
   });
 
+  it("appendMany merges ids stored before and within the batch and leaves the tail at its last event", () => {
+    const { db, store } = open();
+    const record = (id: string, parentId: string | null, n: number) => ({
+      type: "custom",
+      id,
+      parentId,
+      timestamp: `2099-01-01T00:00:0${n}.000Z`,
+      data: { n },
+    });
+    store.appendMany("s", [record("a", null, 1), record("b", "a", 2)], { verbatim: true });
+    const results = store.appendMany(
+      "s",
+      [record("b", "a", 2), record("c", "b", 3), record("c", "b", 3), record("d", "c", 4)],
+      { verbatim: true },
+    );
+    expect(results.map((r) => [r.event.id, r.seq, r.deduplicated])).toEqual([
+      ["b", 3, true],
+      ["c", 4, false],
+      ["c", 4, true],
+      ["d", 5, false],
+    ]);
+    expect(
+      db
+        .prepare("SELECT last_seq, leaf_event_id, updated_at FROM sessions WHERE session_id = 's'")
+        .get(),
+    ).toEqual({
+      last_seq: 5,
+      leaf_event_id: "d",
+      updated_at: Date.parse("2099-01-01T00:00:04.000Z"),
+    });
+    // A different record under an id the batch already stored rolls the whole batch back.
+    expect(() =>
+      store.appendMany("s", [record("e", "d", 5), record("e", "d", 6)], { verbatim: true }),
+    ).toThrowError(expect.objectContaining({ code: "E_CONFLICT" }));
+    expect(() =>
+      store.appendMany("s", [record("f", "d", 5), record("a", null, 9)], { verbatim: true }),
+    ).toThrowError(expect.objectContaining({ code: "E_CONFLICT" }));
+    expect(db.prepare("SELECT count(*) AS n FROM transcript_events").get()).toEqual({ n: 5 });
+    expect(store.tail("s", 10).map((e) => e.event.id)).toEqual(["s", "a", "b", "c", "d"]);
+    db.close();
+  });
+
   it("reads ranges, tails and validates input", () => {
     const { db, store } = open();
     for (let i = 0; i < 30; i++) store.append("s", user(`m${i}`));

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
-import { BLOB_REF_PREFIX, extractInlineBlobs, restoreInlineBlobs } from "../../transcript/blobs.js";
+import { BLOB_REF_PREFIX, encodeForStorage, restoreInlineBlobs } from "../../transcript/blobs.js";
 import { parentIdOf, type TranscriptEvent } from "../../transcript/event.js";
 import { encodeEvent } from "../../transcript/jsonl-codec.js";
 import { isRecord } from "../../transcript/record.js";
@@ -49,6 +49,15 @@ export interface StoredEvent {
 export interface AppendResult extends StoredEvent {
   /** True when an idempotency key or event id matched an event already stored. */
   deduplicated: boolean;
+}
+
+/** One append transaction's view of its session; see TranscriptStore.startBatch. */
+interface AppendBatch {
+  readonly sessionId: string;
+  session: SessionRow | undefined;
+  tailDirty: boolean;
+  /** Stored events by id for the ids a batch names, or null to look each one up. */
+  known: Map<string, StoredEvent> | null;
 }
 
 export interface SessionScope {
@@ -119,6 +128,7 @@ export class TranscriptStore {
   >;
   private readonly selectByKey: SqlStatement<EventRow>;
   private readonly selectById: SqlStatement<EventRow>;
+  private readonly selectByIds: SqlStatement<EventRow & { event_id: string }>;
   private readonly selectIdentity: SqlStatement<Pick<IdentityRow, "seq">>;
   private readonly selectRange: SqlStatement<EventRow>;
   private readonly selectTail: SqlStatement<EventRow>;
@@ -164,6 +174,11 @@ export class TranscriptStore {
        WHERE i.session_id = ?`;
     this.selectByKey = db.prepare(`${byIdentity} AND i.message_idempotency_key = ?`);
     this.selectById = db.prepare(`${byIdentity} AND i.event_id = ?`);
+    this.selectByIds = db.prepare(
+      `SELECT e.*, i.event_id FROM transcript_event_identities i
+       JOIN transcript_events e ON e.session_id = i.session_id AND e.seq = i.seq
+       WHERE i.session_id = ? AND i.event_id IN (SELECT value FROM json_each(?))`,
+    );
     this.selectIdentity = db.prepare(
       "SELECT seq FROM transcript_event_identities WHERE session_id = ? AND event_id = ?",
     );
@@ -182,7 +197,12 @@ export class TranscriptStore {
   append(sessionId: string, input: NewTranscriptEvent, options: AppendOptions = {}): AppendResult {
     this.checkAppendOptions(options);
     checkSessionId(sessionId);
-    return this.db.tx(() => this.appendInTx(sessionId, input, options));
+    return this.db.tx(() => {
+      const batch = this.startBatch(sessionId, null);
+      const result = this.appendInTx(batch, input, options);
+      this.flushTail(batch);
+      return result;
+    });
   }
 
   /** Appends several events in order, all in one transaction. */
@@ -193,7 +213,12 @@ export class TranscriptStore {
   ): AppendResult[] {
     this.checkAppendOptions(options);
     checkSessionId(sessionId);
-    return this.db.tx(() => inputs.map((input) => this.appendInTx(sessionId, input, options)));
+    return this.db.tx(() => {
+      const batch = this.startBatch(sessionId, inputs);
+      const results = inputs.map((input) => this.appendInTx(batch, input, options));
+      this.flushTail(batch);
+      return results;
+    });
   }
 
   /** Events after `afterSeq`, in seq order. */
@@ -245,11 +270,55 @@ export class TranscriptStore {
     for (const stored of this.events(sessionId)) yield `${encodeEvent(stored.event)}\n`;
   }
 
+  /**
+   * The state of one append transaction: the session row as it will be once the tail is written
+   * (once, at the end, instead of once per event), and for a batch the events already stored
+   * under the batch's ids, fetched in one query instead of one lookup per event.
+   */
+  private startBatch(sessionId: string, inputs: readonly NewTranscriptEvent[] | null): AppendBatch {
+    const batch: AppendBatch = {
+      sessionId,
+      session: this.selectSession.get(sessionId),
+      tailDirty: false,
+      known: null,
+    };
+    if (inputs !== null && inputs.length > 1) {
+      const ids = inputs.flatMap((input) => (typeof input?.id === "string" ? [input.id] : []));
+      batch.known = new Map();
+      if (ids.length > 0 && batch.session !== undefined && batch.session.last_seq > 0) {
+        for (const row of this.selectByIds.all(sessionId, JSON.stringify(ids))) {
+          batch.known.set(row.event_id, this.decode(row));
+        }
+      }
+    }
+    return batch;
+  }
+
+  /** The event stored under `eventId` in the batch's session, if any. */
+  private storedById(batch: AppendBatch, eventId: string): StoredEvent | undefined {
+    if (batch.known !== null) return batch.known.get(eventId);
+    const row = this.selectById.get(batch.sessionId, eventId);
+    return row ? this.decode(row) : undefined;
+  }
+
+  private flushTail(batch: AppendBatch): void {
+    const session = batch.session;
+    if (!batch.tailDirty || session === undefined) return;
+    this.updateTail.run(
+      session.last_seq,
+      session.leaf_event_id,
+      session.updated_at,
+      session.session_id,
+    );
+    batch.tailDirty = false;
+  }
+
   private appendInTx(
-    sessionId: string,
+    batch: AppendBatch,
     input: NewTranscriptEvent,
     options: AppendOptions,
   ): AppendResult {
+    const { sessionId } = batch;
     if (!isRecord(input) || typeof input.type !== "string" || input.type === "") {
       throw new StateError(
         "E_INVALID_ARGUMENT",
@@ -257,25 +326,28 @@ export class TranscriptStore {
       );
     }
     const now = Date.now();
-    let session = this.selectSession.get(sessionId) ?? this.createSession(sessionId, options, now);
+    batch.session ??= this.createSession(sessionId, options, now);
     const key = idempotencyKeyOf(input, options);
     if (key !== null) {
       const existing = this.selectByKey.get(sessionId, key);
       if (existing) return { ...this.decode(existing), deduplicated: true };
     }
-    if (session.last_seq === 0 && input.type !== "session" && options.ensureHeader !== false) {
-      this.store(session, this.header(sessionId, options, now), null, now);
-      session = this.selectSession.get(sessionId) as SessionRow;
+    if (
+      batch.session.last_seq === 0 &&
+      input.type !== "session" &&
+      options.ensureHeader !== false
+    ) {
+      this.store(batch, this.header(sessionId, options, now), null, now);
     }
-    const event = this.materialize(session, input, options, now);
-    const duplicate = this.selectById.get(sessionId, event.id);
+    const event = this.materialize(batch.session, input, options, now);
+    const duplicate = this.storedById(batch, event.id);
     if (duplicate) return this.sameOrConflict(duplicate, event);
-    if (event.type === "session" && session.last_seq > 0) {
+    if (event.type === "session" && batch.session.last_seq > 0) {
       throw new StateError("E_CONFLICT", `session ${sessionId} already has a header`, {
         details: { sessionId },
       });
     }
-    return { ...this.store(session, event, key, now), deduplicated: false };
+    return { ...this.store(batch, event, key, now), deduplicated: false };
   }
 
   private createSession(sessionId: string, options: AppendOptions, now: number): SessionRow {
@@ -338,23 +410,22 @@ export class TranscriptStore {
     }
   }
 
-  /** Writes the event, its identity, blobs and search text, and moves the session's tail. */
+  /**
+   * Writes the event, its identity, blobs and search text, and moves the batch's session tail
+   * (written by flushTail before the transaction commits).
+   */
   private store(
-    session: SessionRow,
+    batch: AppendBatch,
     original: TranscriptEvent,
     idempotencyKey: string | null,
     now: number,
   ): StoredEvent {
+    const session = batch.session as SessionRow;
     const sessionId = session.session_id;
     const seq = session.last_seq + 1;
     const createdAt = eventTime(original, now);
-    const { event, blobs } = extractInlineBlobs(original, INLINE_BLOB_THRESHOLD);
-    const rowid = this.insertEvent.run(
-      sessionId,
-      seq,
-      encodeEvent(event),
-      createdAt,
-    ).lastInsertRowid;
+    const { json, blobs } = encodeForStorage(original, INLINE_BLOB_THRESHOLD);
+    const rowid = this.insertEvent.run(sessionId, seq, json, createdAt).lastInsertRowid;
     const parent = parentIdOf(original);
     this.insertIdentity.run(
       sessionId,
@@ -372,18 +443,21 @@ export class TranscriptStore {
     }
     const text = searchableText(original);
     if (text !== "") this.insertText.run(rowid, text);
-    const isHeader = original.type === "session";
-    this.updateTail.run(seq, isHeader ? session.leaf_event_id : original.id, createdAt, sessionId);
-    return { sessionId, seq, event: original, createdAt };
+    session.last_seq = seq;
+    if (original.type !== "session") session.leaf_event_id = original.id;
+    session.updated_at = Math.max(session.updated_at, createdAt);
+    batch.tailDirty = true;
+    const stored = { sessionId, seq, event: original, createdAt };
+    batch.known?.set(original.id, stored);
+    return stored;
   }
 
-  private sameOrConflict(existing: EventRow, event: TranscriptEvent): AppendResult {
-    const stored = this.decode(existing);
+  private sameOrConflict(stored: StoredEvent, event: TranscriptEvent): AppendResult {
     if (encodeEvent(stored.event) === encodeEvent(event)) return { ...stored, deduplicated: true };
     throw new StateError(
       "E_CONFLICT",
-      `session ${existing.session_id} already has a different event with id ${event.id}`,
-      { details: { sessionId: existing.session_id, eventId: event.id, seq: existing.seq } },
+      `session ${stored.sessionId} already has a different event with id ${event.id}`,
+      { details: { sessionId: stored.sessionId, eventId: event.id, seq: stored.seq } },
     );
   }
 
