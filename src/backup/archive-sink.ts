@@ -1,0 +1,103 @@
+import { fsync, fsyncSync, writeSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { promisify } from "node:util";
+import { gzip } from "node:zlib";
+
+/**
+ * Level 1: on SQLite pages it is about twice as fast as the default level 6 for archives ~7%
+ * larger (measured on a 190 MB transcript database), and a backup is read far less often than made.
+ */
+const GZIP_LEVEL = 1;
+/** zlib's largest hash table: ~8% less CPU at level 1 on SQLite pages, for 256 KiB per member. */
+const GZIP_MEM_LEVEL = 9;
+
+const gzipBlock = promisify(gzip);
+const fsyncAsync = promisify(fsync);
+
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let done = 0; done < bytes.length; ) {
+    done += writeSync(fd, bytes, done, bytes.length - done);
+  }
+}
+
+/**
+ * Where the archive's bytes go, a block at a time and in order. `release` is called once the
+ * sink no longer reads the block, so the caller can fill it again.
+ */
+export interface ArchiveSink {
+  write(block: Buffer, release: () => void): Promise<void>;
+  /** Starts moving what was written so far to disk, without waiting for it. */
+  flushEarly(): void;
+  /** Writes whatever is still pending and makes the whole file durable. */
+  finish(): Promise<void>;
+}
+
+/** The file itself: blocks are written as they come, synchronously (no thread-pool round trip). */
+export class FileSink implements ArchiveSink {
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly fd: number) {}
+
+  async write(block: Buffer, release: () => void): Promise<void> {
+    writeAll(this.fd, block);
+    release();
+    // One turn of the event loop per block keeps progress output and worker replies flowing.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  flushEarly(): void {
+    // The bulk of the archive reaches the disk while the integrity checks finish, so the final
+    // fsync has only the tail left to write.
+    const previous = this.flushing;
+    const next = previous.then(() => fsyncAsync(this.fd));
+    next.catch(() => undefined);
+    this.flushing = next;
+  }
+
+  async finish(): Promise<void> {
+    await this.flushing;
+    fsyncSync(this.fd);
+  }
+}
+
+/**
+ * gzip in parallel: each block becomes one gzip member, compressed in the thread pool while the
+ * next blocks are read and hashed. A gzip file is by definition a series of members, so gunzip,
+ * `tar -xz` and zlib's streams read the result as one stream. With blocks of megabytes, starting
+ * each member with an empty window costs well under 1% of the size, and compression (the slowest
+ * stage of a backup by far) runs on every core instead of one.
+ */
+export class ParallelGzipSink implements ArchiveSink {
+  private readonly members: Promise<Buffer>[] = [];
+  private readonly file: FileSink;
+
+  constructor(
+    private readonly fd: number,
+    private readonly inFlight = availableParallelism() + 1,
+  ) {
+    this.file = new FileSink(fd);
+  }
+
+  async write(block: Buffer, release: () => void): Promise<void> {
+    const member = gzipBlock(block, { level: GZIP_LEVEL, memLevel: GZIP_MEM_LEVEL });
+    // Settled here so that a failure waiting behind other members is never an unhandled one; it
+    // is still thrown when that member's turn to be written comes.
+    member.then(release, release);
+    this.members.push(member);
+    while (this.members.length >= this.inFlight) await this.writeOldest();
+  }
+
+  private async writeOldest(): Promise<void> {
+    const member = this.members.shift();
+    if (member) writeAll(this.fd, await member);
+  }
+
+  flushEarly(): void {
+    this.file.flushEarly();
+  }
+
+  async finish(): Promise<void> {
+    while (this.members.length > 0) await this.writeOldest();
+    await this.file.finish();
+  }
+}
