@@ -32,30 +32,50 @@ export interface ArchiveSink {
   finish(): Promise<void>;
 }
 
+/**
+ * Written bytes after which a background fsync starts: the disk writes the archive while the CPU
+ * is still producing it, instead of all of it in the final fsync.
+ */
+const FLUSH_EVERY = 32 << 20;
+
 /** The file itself: blocks are written as they come, synchronously (no thread-pool round trip). */
 export class FileSink implements ArchiveSink {
-  private flushing: Promise<void> = Promise.resolve();
+  private flushing: Promise<void> | null = null;
+  /** A background fsync's failure, thrown by `finish`: the kernel reports a write error once. */
+  private failure: unknown = null;
+  private unflushed = 0;
 
   constructor(private readonly fd: number) {}
 
+  append(bytes: Buffer): void {
+    writeAll(this.fd, bytes);
+    this.unflushed += bytes.length;
+    if (this.unflushed >= FLUSH_EVERY) this.flushEarly();
+  }
+
   async write(block: Buffer, release: () => void): Promise<void> {
-    writeAll(this.fd, block);
+    this.append(block);
     release();
     // One turn of the event loop per block keeps progress output and worker replies flowing.
     await new Promise((resolve) => setImmediate(resolve));
   }
 
   flushEarly(): void {
-    // The bulk of the archive reaches the disk while the integrity checks finish, so the final
-    // fsync has only the tail left to write.
-    const previous = this.flushing;
-    const next = previous.then(() => fsyncAsync(this.fd));
-    next.catch(() => undefined);
-    this.flushing = next;
+    // One at a time; bytes written meanwhile are picked up by the next one or by `finish`.
+    if (this.flushing) return;
+    this.unflushed = 0;
+    this.flushing = fsyncAsync(this.fd)
+      .catch((error: unknown) => {
+        this.failure ??= error;
+      })
+      .finally(() => {
+        this.flushing = null;
+      });
   }
 
   async finish(): Promise<void> {
     await this.flushing;
+    if (this.failure) throw this.failure;
     fsyncSync(this.fd);
   }
 }
@@ -69,17 +89,20 @@ export class FileSink implements ArchiveSink {
  */
 export class ParallelGzipSink implements ArchiveSink {
   private readonly members: Promise<Buffer>[] = [];
-  private readonly file: FileSink;
 
   constructor(
-    private readonly fd: number,
+    private readonly file: FileSink,
     private readonly inFlight = availableParallelism() + 1,
-  ) {
-    this.file = new FileSink(fd);
-  }
+  ) {}
 
   async write(block: Buffer, release: () => void): Promise<void> {
-    const member = gzipBlock(block, { level: GZIP_LEVEL, memLevel: GZIP_MEM_LEVEL });
+    const member = gzipBlock(block, {
+      level: GZIP_LEVEL,
+      memLevel: GZIP_MEM_LEVEL,
+      // Room for the whole member, even of incompressible bytes (deflate adds 5 bytes per 16 KiB
+      // stored): one thread-pool job per block, not one per 16 KiB of output.
+      chunkSize: block.length + 64 * 1024,
+    });
     // Settled here so that a failure waiting behind other members is never an unhandled one; it
     // is still thrown when that member's turn to be written comes.
     member.then(release, release);
@@ -89,7 +112,7 @@ export class ParallelGzipSink implements ArchiveSink {
 
   private async writeOldest(): Promise<void> {
     const member = this.members.shift();
-    if (member) writeAll(this.fd, await member);
+    if (member) this.file.append(await member);
   }
 
   flushEarly(): void {

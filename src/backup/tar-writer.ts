@@ -37,7 +37,8 @@ export class TarWriter {
 
   static create(path: string, options: { gzip: boolean }): TarWriter {
     const fd = openSync(path, "wx", FILE_MODE);
-    return new TarWriter(fd, options.gzip ? new ParallelGzipSink(fd) : new FileSink(fd));
+    const file = new FileSink(fd);
+    return new TarWriter(fd, options.gzip ? new ParallelGzipSink(file) : file);
   }
 
   private async flush(): Promise<void> {
