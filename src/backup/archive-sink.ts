@@ -12,6 +12,14 @@ const GZIP_LEVEL = 1;
 const GZIP_MEM_LEVEL = 9;
 
 const gzipBlock = promisify(gzip);
+
+/**
+ * zlib's jobs run in libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise):
+ * members beyond its threads, or beyond the cores, would only wait, each holding its blocks.
+ */
+function poolThreads(): number {
+  return Number(process.env.UV_THREADPOOL_SIZE) || 4;
+}
 const fsyncAsync = promisify(fsync);
 
 function writeAll(fd: number, bytes: Buffer): void {
@@ -92,7 +100,7 @@ export class ParallelGzipSink implements ArchiveSink {
 
   constructor(
     private readonly file: FileSink,
-    private readonly inFlight = availableParallelism() + 1,
+    private readonly inFlight = Math.min(availableParallelism(), poolThreads()) + 1,
   ) {}
 
   async write(block: Buffer, release: () => void): Promise<void> {
