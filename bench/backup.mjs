@@ -7,6 +7,7 @@
 // time into its phases, so a reader sees where the time goes.
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readSync, renameSync, rmSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { createBackup } from "../dist/backup/create-backup.js";
@@ -233,6 +234,29 @@ function renderStages(stageRounds) {
   return table(["stage, alone, on the agent DB's snapshot", "wall", "CPU", "× floor"], rows);
 }
 
+/**
+ * What the stages allow at best on this machine: the integrity check reads the finished snapshot,
+ * so those two run one after the other; everything else could at most spread over all cores.
+ */
+function renderBounds(stageRounds) {
+  const of = (name, key) => median(stageRounds.map((round) => round[name][key]));
+  const floor = of("VACUUM INTO (the floor)", "ms");
+  const snapshot = of("VACUUM INTO, synchronous=OFF (the backup's)", "ms");
+  const check = of("integrity_check", "cpuMs");
+  const copy = of("tar write (read, hash, write)", "cpuMs");
+  const gzip = of("gzip level 1, one thread", "cpuMs");
+  const cores = availableParallelism();
+  const tarBound = snapshot + Math.max(check, (check + copy) / cores);
+  const gzBound = snapshot + Math.max(check, (check + copy + gzip) / cores);
+  const pct = (ms) => `${((floor / ms) * 100).toFixed(0)}%`;
+  return [
+    `Best case on this machine (${cores} cores), from the stages above: the snapshot, then its`,
+    "integrity_check (it reads the finished snapshot), with everything else spread over all cores:",
+    `tar ${tarBound.toFixed(0)} ms (${pct(tarBound)} of the floor's throughput), tar.gz ${gzBound.toFixed(0)} ms (${pct(gzBound)}).`,
+    `gzip level 1 alone costs ${(gzip / floor).toFixed(1)}× the floor in CPU.`,
+  ].join("\n");
+}
+
 function renderPhases(samples) {
   const rows = Object.entries(samples)
     .filter(([name]) => name.startsWith("backup"))
@@ -282,6 +306,8 @@ function render(dbBytes, samples, stageRounds, verifyMs) {
     "machine's cores bound how much of it can overlap):",
     "",
     renderStages(stageRounds),
+    "",
+    renderBounds(stageRounds),
   ].join("\n");
 }
 
