@@ -106,7 +106,7 @@ export class TarWriter {
   }
 
   /**
-   * Hands every full block to the sink and starts writing the archive so far to disk, e.g. while
+   * Hands what is buffered to the sink and starts writing the archive so far to disk, e.g. while
    * waiting for integrity checks: the final fsync then has little left to do.
    */
   async flushEarly(): Promise<void> {
