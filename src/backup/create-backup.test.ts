@@ -77,6 +77,21 @@ describe("createBackup", () => {
     ]);
   });
 
+  it("leaves the home's own connections as durable as it found them", async () => {
+    const home = openStateHome({ home: makeHome(tempDir(), 1) });
+    try {
+      const report = await createBackup(home, { compress: false, out: join(tempDir(), "b.tar") });
+      expect(report.ok).toBe(true);
+      // The snapshots are written unsynced; the live databases stay synchronous=NORMAL (1).
+      expect(home.db.pragma("synchronous")).toBe(1);
+      expect(home.agent("main").db.pragma("synchronous")).toBe(1);
+      home.agent("main").kv.set("notes", "after", { ok: true });
+      expect(home.agent("main").kv.get("notes", "after")).toEqual({ ok: true });
+    } finally {
+      home.close();
+    }
+  });
+
   it("leaves out backups/, live WAL files and links; snapshots other SQLite files", async () => {
     const home = makeHome(tempDir(), 1);
     await createBackup(home);

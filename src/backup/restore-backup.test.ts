@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import {
   existsSync,
   lstatSync,
@@ -17,7 +18,7 @@ import { modeOf, useTempDirs } from "../test-support/temp-dir.js";
 import { createBackup } from "./create-backup.js";
 import { listBackups } from "./list-backups.js";
 import { restoreBackup } from "./restore-backup.js";
-import { makeHome, rewrite } from "./test-support/archives.js";
+import { gzipMembers, makeHome, rewrite } from "./test-support/archives.js";
 
 const tempDir = useTempDirs();
 
@@ -49,6 +50,18 @@ async function backupOf(home: string): Promise<string> {
 }
 
 describe("restoreBackup", () => {
+  it("restores a tar.gz of several gzip members: bodies larger than a block come back whole", async () => {
+    const source = makeHome(tempDir(), 200);
+    const big = randomBytes(9 * 1024 * 1024 + 17);
+    writeFileSync(join(source, "workspace.bin"), big);
+    const archive = await backupOf(source);
+    expect(gzipMembers(archive)).toBeGreaterThan(1);
+    const target = join(tempDir(), "restored");
+    await restoreBackup(archive, { home: target });
+    expect(readFileSync(join(target, "workspace.bin")).equals(big)).toBe(true);
+    expect(rowCounts(target)).toEqual(rowCounts(source));
+  });
+
   it("rebuilds a home with the same agents and row counts, 0700 dirs and 0600 files", async () => {
     const source = makeHome(tempDir());
     const legacy = new BetterSqlite3(join(source, "legacy.sqlite"));

@@ -87,6 +87,7 @@ async function writeEntries(writer: TarWriter, capture: HomeCapture, meta: Archi
     databases.push(describeSnapshot(taken, written));
   }
   const { files, skipped } = await addFiles(writer, capture, progress);
+  await writer.flushEarly();
   return { databases: await Promise.all(databases), files, skipped };
 }
 

@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -83,6 +85,22 @@ describe("agentstate backup", () => {
     expect(readFileSync(join(target, "config.json"), "utf8")).toBe(
       readFileSync(join(home, "config.json"), "utf8"),
     );
+  });
+
+  it("writes archives the system tar lists and extracts, compressed or not", () => {
+    const home = makeHome(tempDir(), 1);
+    writeFileSync(join(home, "notes.bin"), randomBytes(5 * 1024 * 1024));
+    for (const args of [[], ["--no-compress"]]) {
+      const name = args.length > 0 ? "b.tar" : "b.tar.gz";
+      const archive = create(home, "--out", join(tempDir(), name), ...args);
+      const names = execFileSync("tar", ["-tf", archive], { encoding: "utf8" }).split("\n");
+      expect(names).toEqual(expect.arrayContaining(["manifest.json", "files/notes.bin"]));
+      const out = tempDir();
+      execFileSync("tar", ["-xf", archive, "-C", out]);
+      expect(
+        readFileSync(join(out, "files/notes.bin")).equals(readFileSync(join(home, "notes.bin"))),
+      ).toBe(true);
+    }
   });
 
   it("--no-compress writes a plain tar; --out names it", () => {

@@ -105,3 +105,20 @@ export function replaceBody(
     entry.path === path ? { ...entry, body: fn(Buffer.from(entry.body)) } : entry,
   );
 }
+
+/** What zlib writes at the start of every gzip member at level 1 (no name, no mtime, Unix). */
+const MEMBER_HEADER = Buffer.from("1f8b0800000000000403", "hex");
+
+/** How many gzip members `file` holds, counted by their headers (the archives are level 1). */
+export function gzipMembers(file: string): number {
+  const bytes = readFileSync(file);
+  let count = 0;
+  for (
+    let at = bytes.indexOf(MEMBER_HEADER);
+    at !== -1;
+    at = bytes.indexOf(MEMBER_HEADER, at + 1)
+  ) {
+    count++;
+  }
+  return count;
+}
