@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { isStateError } from "../db/errors.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { createBackup } from "./create-backup.js";
@@ -193,6 +193,14 @@ describe("verifyBackup", () => {
   });
 
   it("throws for misuse, not for a bad archive, and leaves no temp files", async () => {
+    // A temp root of this test's own: other test files verify archives in parallel processes,
+    // and their work directories come and go in the shared one.
+    const previousTmp = process.env.TMPDIR;
+    process.env.TMPDIR = tempDir();
+    onTestFinished(() => {
+      if (previousTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = previousTmp;
+    });
     const before = readdirSync(tmpdir()).filter((n) => n.startsWith("agentstate-verify-")).length;
     await expect(verifyBackup(join(tempDir(), "none.tar.gz"))).rejects.toSatisfy((e) =>
       isStateError(e, "E_NOT_FOUND"),
@@ -208,6 +216,7 @@ describe("verifyBackup", () => {
     );
     expect(await failure(junk)).toMatch(/Unrecognized archive format|checksum failure/);
     const after = readdirSync(tmpdir()).filter((n) => n.startsWith("agentstate-verify-")).length;
+    expect(tmpdir()).toBe(process.env.TMPDIR);
     expect(after).toBe(before);
   });
 });
