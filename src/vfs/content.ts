@@ -52,6 +52,17 @@ export class VfsContent {
     return id;
   }
 
+  /**
+   * Creates a small file in one statement when its parent is a directory and its path is free.
+   * False, with nothing written, for a large file or any other case (the caller then checks and
+   * replaces in a transaction). One statement is atomic by itself, so inside a batch it needs no
+   * savepoint of its own.
+   */
+  create(path: string, parent: string, data: Buffer, metadataJson: string, now: number): boolean {
+    if (data.length > VFS_CHUNK_BYTES) return false;
+    return this.table.addIfFree(this.namespace, path, parent, now, { metadataJson, inline: data });
+  }
+
   /** Appends to an existing file, filling its last chunk first; returns the new size. */
   append(head: VfsHead, data: Buffer, now: number): number {
     const size = head.size_bytes + data.length;

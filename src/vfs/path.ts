@@ -42,7 +42,11 @@ function isBidiControl(code: number): boolean {
   return (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
 }
 
+const SAFE_ASCII = /^[\x20-\x5b\x5d-\x7e]*$/;
+
 function checkCharacters(input: string): void {
+  // Most paths are printable ASCII without a backslash: one regex test instead of a loop.
+  if (SAFE_ASCII.test(input)) return;
   for (const char of input) {
     const code = char.codePointAt(0) as number;
     const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;

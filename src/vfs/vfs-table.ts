@@ -70,6 +70,7 @@ export class VfsTable {
   readonly descendants: SqlStatement<VfsHead>;
   readonly hasChild: SqlStatement<{ found: number }>;
   readonly insert: SqlStatement;
+  readonly insertIfFree: SqlStatement;
   readonly setContent: SqlStatement;
   readonly content: SqlStatement<{ content_blob: Uint8Array | null }>;
   readonly chunk: SqlStatement<{ data: Uint8Array }>;
@@ -103,6 +104,14 @@ export class VfsTable {
     this.insert = db.prepare(
       `INSERT INTO vfs_entries (namespace, path, parent, kind, size_bytes, chunk_count, metadata_json, updated_at, content_blob)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    // A new small file in one statement, only where a plain write needs no other step: the parent
+    // is the root or a directory and nothing is at the path. Otherwise `kind` is NULL or the path
+    // is taken, and OR IGNORE skips the row (0 changes, nothing written). VALUES, not SELECT: an
+    // INSERT … SELECT that reads its own table first copies the row, blob and all, to a temp table.
+    this.insertIfFree = db.prepare(
+      `INSERT OR IGNORE INTO vfs_entries (namespace, path, parent, kind, size_bytes, chunk_count, metadata_json, updated_at, content_blob)
+       VALUES (?, ?, ?, iif(? = '/' OR EXISTS (SELECT 1 FROM vfs_entries WHERE namespace = ? AND path = ? AND kind = 'directory'), 'file', NULL), ?, 0, ?, ?, ?)`,
     );
     this.setContent = db.prepare(
       "UPDATE vfs_entries SET size_bytes = ?, chunk_count = ?, content_blob = ?, updated_at = ? WHERE id = ?",
@@ -172,6 +181,31 @@ export class VfsTable {
         now,
         file ? file.inline : null,
       ).lastInsertRowid,
+    );
+  }
+
+  /** Inserts a small file if its parent is a directory and its path is free; false if not. */
+  addIfFree(
+    namespace: string,
+    path: string,
+    parent: string,
+    now: number,
+    file: { metadataJson: string; inline: Uint8Array },
+  ): boolean {
+    const { metadataJson, inline } = file;
+    return (
+      this.insertIfFree.run(
+        namespace,
+        path,
+        parent,
+        parent,
+        namespace,
+        parent,
+        inline.length,
+        metadataJson,
+        now,
+        inline,
+      ).changes === 1
     );
   }
 

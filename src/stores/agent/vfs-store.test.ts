@@ -229,6 +229,38 @@ describe("VirtualAgentFs directories", () => {
     db.close();
   });
 
+  it("creates a new file in one statement only where no check could refuse or replace", () => {
+    const { db, store, vfs } = openVfs();
+    const row = (ns: string, path: string) =>
+      db
+        .prepare(
+          "SELECT parent, kind, size_bytes, content_blob FROM vfs_entries WHERE namespace = ? AND path = ?",
+        )
+        .get(ns, path) as { parent: string; kind: string; content_blob: Uint8Array };
+    vfs.mkdir("/d");
+    vfs.writeFile("/f", "file");
+    store.namespace("other").writeFile("/d", "a file in another namespace");
+    vfs.batch(() => {
+      const stat = vfs.writeFile("/d/a", "one");
+      expect(stat).toEqual(vfs.stat("/d/a"));
+      expect(row("scratch", "/d/a")).toMatchObject({ parent: "/d", kind: "file", size_bytes: 3 });
+      // Refusals inside a batch leave the batch's earlier writes and the tree as they were.
+      expect(errnoOf(() => vfs.writeFile("/d", "x"))).toBe("EISDIR");
+      expect(errnoOf(() => vfs.writeFile("/f/x", "x"))).toBe("ENOTDIR");
+      expect(errnoOf(() => vfs.writeFile("/m/x", "x"))).toBe("ENOENT");
+      vfs.writeFile("/d/a", "two");
+      expect(Buffer.from(row("scratch", "/d/a").content_blob).toString()).toBe("two");
+      vfs.writeFile("/top", "at the root");
+    });
+    expect(vfs.readFile("/d/a", "utf8")).toBe("two");
+    expect(row("scratch", "/top").parent).toBe("/");
+    expect(vfs.readdir("/").map((e) => e.name)).toEqual(["d", "f", "top"]);
+    expect(vfs.readdir("/d")).toEqual([{ name: "a", kind: "file" }]);
+    expect(store.namespace("other").readFile("/d", "utf8")).toBe("a file in another namespace");
+    expect(db.prepare("SELECT count(*) AS n FROM vfs_entries").get()).toEqual({ n: 5 });
+    db.close();
+  });
+
   it("fingerprints change with any edit below a directory", () => {
     const { db, vfs } = openVfs();
     vfs.writeFile("/p/a", "1", { parents: true });

@@ -63,9 +63,13 @@ export class VirtualAgentFs {
   /** Creates or replaces a file (content and metadata). */
   writeFile(path: string, data: string | Uint8Array, options: WriteFileOptions = {}): VfsStat {
     const bytes = toBuffer(data);
-    return this.replaceFile(path, options, "vfs.writeFile", (target, metadataJson, now) => {
-      this.content.insert(target, vfsParent(target), bytes, metadataJson, now);
-      return bytes.length;
+    return this.replaceFile(path, options, "vfs.writeFile", {
+      size: bytes.length,
+      create: (target, metadataJson, now) =>
+        this.content.create(target, vfsParent(target), bytes, metadataJson, now),
+      write: (target, metadataJson, now) => {
+        this.content.insert(target, vfsParent(target), bytes, metadataJson, now);
+      },
     });
   }
 
@@ -94,9 +98,11 @@ export class VirtualAgentFs {
 
   /** Makes a staged file visible at `path`, replacing a file there. One transaction. */
   commitStaged(path: string, staged: StagedFile, options: WriteFileOptions = {}): VfsStat {
-    return this.replaceFile(path, options, "vfs.commitStaged", (target, metadataJson, now) => {
-      this.content.promote(staged, target, vfsParent(target), metadataJson, now);
-      return staged.size;
+    return this.replaceFile(path, options, "vfs.commitStaged", {
+      size: staged.size,
+      write: (target, metadataJson, now) => {
+        this.content.promote(staged, target, vfsParent(target), metadataJson, now);
+      },
     });
   }
 
@@ -267,33 +273,48 @@ export class VirtualAgentFs {
     return this.at.fingerprint(this.at.existing(parsed, { op: "fingerprint", path: parsed.path }));
   }
 
-  /** One transaction: check the target, free it, let `write` create the file (returns its size). */
+  /**
+   * Writes a file at `path`. The common case, a new small file in an existing directory, is one
+   * statement (`create`); anything else is one transaction: check the target, free it, `write`.
+   */
   private replaceFile(
     path: string,
     options: WriteFileOptions,
     where: string,
-    write: (target: string, metadataJson: string, now: number) => number,
+    file: FileWrite,
   ): VfsStat {
     checkOptions(options, WRITE_OPTIONS, where);
     const target = this.at.filePath(path, "writeFile");
     const metadataJson = metadataJsonOf(options.metadata, `${where} ${target}`);
-    return this.db.tx(() => {
-      const now = Date.now();
-      const existing = this.at.fileTarget(target, "writeFile", options.parents === true, now);
-      if (existing) this.table.deleteEntry.run(existing.id);
-      const size = write(target, metadataJson, now);
-      // Built, not read back: a small-file batch saves one lookup per file.
-      const metadata = JSON.parse(metadataJson) as VfsMetadata;
-      return {
-        path: target,
-        name: vfsBaseName(target),
-        kind: "file",
-        size,
-        updatedAt: now,
-        metadata,
-      };
-    });
+    const createdAt = Date.now();
+    const updatedAt = file.create?.(target, metadataJson, createdAt)
+      ? createdAt
+      : this.db.tx(() => {
+          const now = Date.now();
+          const existing = this.at.fileTarget(target, "writeFile", options.parents === true, now);
+          if (existing) this.table.deleteEntry.run(existing.id);
+          file.write(target, metadataJson, now);
+          return now;
+        });
+    // Built, not read back: a small-file batch saves one lookup per file.
+    return {
+      path: target,
+      name: vfsBaseName(target),
+      kind: "file",
+      size: file.size,
+      updatedAt,
+      metadata: JSON.parse(metadataJson) as VfsMetadata,
+    };
   }
+}
+
+/** How `replaceFile` puts a file's bytes in place. */
+interface FileWrite {
+  size: number;
+  /** Creates the file in one statement if it can; false when it wrote nothing. */
+  create?: (target: string, metadataJson: string, now: number) => boolean;
+  /** Creates the file at a target already checked and freed, inside the transaction. */
+  write: (target: string, metadataJson: string, now: number) => void;
 }
 
 /** The scratch filesystems of one agent database: one `VirtualAgentFs` per namespace. */
