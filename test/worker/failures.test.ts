@@ -111,7 +111,10 @@ describe("worker runs that do not complete", () => {
 
   it("timeout: a backend that blocks its thread is terminated after the grace period", async () => {
     setup();
-    const { result, events } = await turn(fixtureBackend("hang"), { timeoutMs: 200 });
+    // Long enough for the worker to start and reach its busy loop on a loaded machine: a
+    // timeout before that is honoured cooperatively and is not what this test is about.
+    const { result, events } = await turn(fixtureBackend("hang"), { timeoutMs: 2000 });
+    expect(events).toContainEqual(expect.objectContaining({ kind: "stream", text: "spinning" }));
     expect(result).toMatchObject({
       status: "timed_out",
       failure: { kind: "timeout", forced: true },
