@@ -21,6 +21,7 @@ function inThread(args: {
   path: string;
   owner: string;
   count: number;
+  offset: number;
   ready: SharedArrayBuffer;
   parties: number;
 }) {
@@ -46,7 +47,14 @@ describe("persistent dedupe under concurrent callers", () => {
     const ready = new SharedArrayBuffer(4);
     const results = await Promise.all(
       Array.from({ length: THREADS }, (_, i) =>
-        inThread({ path, owner: `t${i}`, count: KEYS, ready, parties: THREADS }),
+        inThread({
+          path,
+          owner: `t${i}`,
+          count: KEYS,
+          offset: Math.floor((i * KEYS) / THREADS),
+          ready,
+          parties: THREADS,
+        }),
       ),
     );
     for (const result of results) expect(result.errors, result.owner).toEqual([]);
