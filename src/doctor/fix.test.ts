@@ -1,4 +1,4 @@
-import { cpSync, existsSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -85,6 +85,37 @@ describe("doctor --fix on the sample home", () => {
     const again = await runDoctorFix({ home, backup: noBackup });
     expect(again.status).toBe("nothing-to-do");
     expect(again.totals.records).toBe(0);
+  });
+
+  it("keeps a source that changed while it was imported, and a rerun finishes it", async () => {
+    const home = exampleHome();
+    const path = `agents/main/sessions/${MAIN}.jsonl`;
+    // A writer still running against the legacy home touches the file once its import begins:
+    // the same records, but no longer the bytes the plan hashed.
+    const report = await runDoctorFix({
+      home,
+      backup: noBackup,
+      onProgress: ({ source }) => {
+        if (source.path === path) appendFileSync(join(home, path), "\n");
+      },
+    });
+    const changed = report.sources.find((s) => s.path === path);
+    expect(changed).toMatchObject({ status: "warning", removed: false, records: 17 });
+    expect(changed?.error).toMatch(/changed while it was imported/);
+    expect(report.status).toBe("partial");
+    expect(existsSync(join(home, path))).toBe(true);
+
+    const again = await runDoctorFix({ home, backup: noBackup });
+    expect(again.sources.find((s) => s.path === path)).toMatchObject({
+      status: "imported",
+      removed: true,
+      records: 17,
+      alreadyPresent: 17,
+    });
+    expect(existsSync(join(home, path))).toBe(false);
+    const state = openStateHome({ home });
+    expect(state.agent("main").transcripts.read(MAIN)).toHaveLength(17);
+    state.close();
   });
 
   it("with --keep-sources, a second run skips every source and changes no row", async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, rmSync, statfsSync } from "node:fs";
+import { existsSync, rmSync, statfsSync, statSync } from "node:fs";
 import { StateError } from "../db/errors.js";
 import { openStateHome, type StateHome } from "../home.js";
 import type {
@@ -121,6 +121,29 @@ function importSource(home: StateHome, source: PlannedSource, plan: MigrationPla
   });
 }
 
+/**
+ * True while the file is still the one the plan hashed and counted: same size and mtime. A writer
+ * still running against the legacy home could otherwise add a line after the import read the
+ * file and lose it when the file is removed.
+ */
+function unchangedSincePlan(source: PlannedSource): boolean {
+  const stat = statSync(source.absPath, { throwIfNoEntry: false });
+  return (
+    stat !== undefined && stat.size === source.bytes && Math.trunc(stat.mtimeMs) === source.mtimeMs
+  );
+}
+
+/** An imported source that changed while it was imported is kept, as a warning, for a rerun. */
+function keepIfChanged(source: PlannedSource, report: SourceReport): SourceReport {
+  if (report.status !== "imported" || unchangedSincePlan(source)) return report;
+  return {
+    ...report,
+    status: "warning",
+    error:
+      "the file changed while it was imported (size or modification time differs from the plan); it is kept: run doctor --fix again once nothing writes to the legacy home",
+  };
+}
+
 function removeSource(source: PlannedSource): boolean {
   rmSync(source.absPath, { force: true });
   if (source.kind === "transcript" || source.kind === "transcript-archive") {
@@ -218,7 +241,7 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
     for (const [index, source] of plan.sources.entries()) {
       if (source.action !== "import") continue;
       options.onProgress?.({ source, index, total: plan.sources.length, bytesDone, bytesTotal });
-      const report = importSource(home, source, plan);
+      const report = keepIfChanged(source, importSource(home, source, plan));
       record(ledger, runId, source, report);
       if (report.status === "imported" && !options.keepSources) {
         report.removed = removeSource(source);
