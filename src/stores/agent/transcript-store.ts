@@ -296,9 +296,7 @@ export class TranscriptStore {
 
   /** The event stored under `eventId` in the batch's session, if any. */
   private storedById(batch: AppendBatch, eventId: string): StoredEvent | undefined {
-    if (batch.known !== null) return batch.known.get(eventId);
-    const row = this.selectById.get(batch.sessionId, eventId);
-    return row ? this.decode(row) : undefined;
+    return batch.known !== null ? batch.known.get(eventId) : this.get(batch.sessionId, eventId);
   }
 
   private flushTail(batch: AppendBatch): void {
