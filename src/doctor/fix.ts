@@ -7,6 +7,7 @@ import type {
   MigrationSourceStatus,
 } from "../stores/global/migration-ledger-store.js";
 import type { JsonValue } from "../stores/json.js";
+import { type IndexedSource, importGroups } from "./import-groups.js";
 import { KIND_HANDLERS } from "./kinds/registry.js";
 import type { ImportOutcome, SourceProblem } from "./kinds/types.js";
 import { type MigrationPlan, type PlannedSource, planMigration } from "./plan.js";
@@ -121,6 +122,40 @@ function importSource(home: StateHome, source: PlannedSource, plan: MigrationPla
   });
 }
 
+/** Thrown inside a group's transaction to undo it when one of its sources failed. */
+class GroupFailed extends Error {}
+
+/**
+ * Imports a group of sources (see import-groups.ts) and returns a report for each, in order. A
+ * group of several shares one transaction; if any of them fails, or the commit does, the whole
+ * group is rolled back and imported again one source at a time, so a bad file costs only itself.
+ */
+function importGroup(
+  home: StateHome,
+  group: readonly IndexedSource[],
+  plan: MigrationPlan,
+  bytesDone: number,
+  progress: (source: PlannedSource, index: number, bytesBefore: number) => void,
+): SourceReport[] {
+  const importEach = (inGroup: boolean) => {
+    let before = bytesDone;
+    return group.map(({ source, index }) => {
+      progress(source, index, before);
+      before += source.bytes;
+      const report = importSource(home, source, plan);
+      if (inGroup && report.status === "failed") throw new GroupFailed(report.error ?? "failed");
+      return report;
+    });
+  };
+  const agentId = group[0]?.source.agentId;
+  if (group.length === 1 || !agentId) return importEach(false);
+  try {
+    return home.agent(agentId).db.tx(() => importEach(true));
+  } catch {
+    return importEach(false);
+  }
+}
+
 /**
  * True while the file is still the one the plan hashed and counted: same size and mtime. A writer
  * still running against the legacy home could otherwise add a line after the import read the
@@ -199,8 +234,9 @@ function totalsOf(sources: readonly SourceReport[]): DoctorReport["totals"] {
 }
 
 /**
- * `doctor --fix`: plan, check disk space, back up and verify, import each source (each in its
- * own short transactions), record every source in the ledger, and only then remove the sources
+ * `doctor --fix`: plan, check disk space, back up and verify, import each source (short
+ * transcripts of one agent in groups sharing a transaction, any other in its own short
+ * transactions), record every source in the ledger, and only then remove the sources
  * that imported completely. A failing source stays untouched; the others still import.
  */
 export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
@@ -238,17 +274,27 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
     ledger.startRun(runId, { kind: "legacy-state", home: plan.home, planned: todo.length });
     const bytesTotal = todo.reduce((sum, s) => sum + s.bytes, 0);
     let bytesDone = 0;
-    for (const [index, source] of plan.sources.entries()) {
-      if (source.action !== "import") continue;
-      options.onProgress?.({ source, index, total: plan.sources.length, bytesDone, bytesTotal });
-      const report = keepIfChanged(source, importSource(home, source, plan));
-      record(ledger, runId, source, report);
-      if (report.status === "imported" && !options.keepSources) {
-        report.removed = removeSource(source);
-        if (report.removed) ledger.markRemoved(source.sourceKey as string);
+    for (const group of importGroups(plan.sources)) {
+      const progress = (source: PlannedSource, index: number, bytesBefore: number) =>
+        options.onProgress?.({
+          source,
+          index,
+          total: plan.sources.length,
+          bytesDone: bytesBefore,
+          bytesTotal,
+        });
+      const imported = importGroup(home, group, plan, bytesDone, progress);
+      // Only now, with the group's rows committed, may a source be recorded and removed.
+      for (const [i, { source, index }] of group.entries()) {
+        const report = keepIfChanged(source, imported[i] as SourceReport);
+        record(ledger, runId, source, report);
+        if (report.status === "imported" && !options.keepSources) {
+          report.removed = removeSource(source);
+          if (report.removed) ledger.markRemoved(source.sourceKey as string);
+        }
+        reports[index] = report;
+        bytesDone += source.bytes;
       }
-      reports[index] = report;
-      bytesDone += source.bytes;
     }
     for (const agent of home.listAgents()) home.agent(agent.agentId).db.exec("PRAGMA optimize");
     const totals = totalsOf(reports);
