@@ -6,8 +6,17 @@
 // Peak RSS of the import and of the floor is measured in child processes (this file run with
 // `--rss-child`), so this process's own heap does not count.
 import { spawnSync } from "node:child_process";
-import { closeSync, cpSync, openSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import {
+  closeSync,
+  cpSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { basename, join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
 import { runDoctorFix } from "../dist/index.js";
@@ -28,6 +37,9 @@ import {
 
 /** Transcript sizes, as the generator's `bigTranscriptMb` (the files come out a little smaller). */
 const SIZES_MB = QUICK ? [0.25, 1] : [1, 4, 16];
+/** The home of many short sessions: one agent, this many transcripts of about this many events. */
+const MANY_SESSIONS = QUICK ? 200 : 2000;
+const MANY_EVENTS = 30;
 const WARMUP = 1;
 const ROUNDS = QUICK ? 2 : 5;
 const TARGET_SHARE = 0.5;
@@ -101,7 +113,7 @@ function createdAtOf(value, now) {
  * `sameRows`, each event also gets the rows the store writes for it: its identity row and its
  * search text in the FTS index, and the session's tail once per transaction.
  */
-function openFloorDb(path, sessionId, { sameRows = false } = {}) {
+function openFloorDb(path, firstSessionId, { sameRows = false } = {}) {
   const db = openBareDb(path, { schema: true });
   const stmt = {
     begin: db.prepare("BEGIN IMMEDIATE"),
@@ -122,23 +134,27 @@ function openFloorDb(path, sessionId, { sameRows = false } = {}) {
       "UPDATE sessions SET last_seq = ?, leaf_event_id = ?, updated_at = max(updated_at, ?) WHERE session_id = ?",
     ),
   };
+  let sessionId = firstSessionId;
   let seq = 0;
+  let rows = 0;
   let pending = 0;
   let last;
   const now = Date.now();
+  const tail = () => {
+    if (sameRows && last) stmt.tail.run(seq, last.id, last.createdAt, sessionId);
+  };
   const commit = () => {
-    if (sameRows) stmt.tail.run(seq, last.id, last.createdAt, sessionId);
+    tail();
     stmt.commit.run();
   };
   return {
     db,
     /** Inserts one event's rows; commits every BATCH events, as the importer does. */
     insert(json, createdAt, event) {
-      if (pending === 0) {
-        stmt.begin.run();
-        if (seq === 0) stmt.session.run(sessionId, now, now);
-      }
+      if (pending === 0) stmt.begin.run();
+      if (seq === 0) stmt.session.run(sessionId, now, now);
       const rowid = stmt.event.run(sessionId, ++seq, json, createdAt).lastInsertRowid;
+      rows++;
       if (sameRows) {
         const parent = typeof event.parentId === "string" ? event.parentId : null;
         stmt.identity.run(sessionId, event.id, seq, event.type, parent ? 1 : 0, parent, createdAt);
@@ -151,11 +167,18 @@ function openFloorDb(path, sessionId, { sameRows = false } = {}) {
         pending = 0;
       }
     },
+    /** Moves on to another session's rows (several files); they share the open transaction. */
+    nextSession(id) {
+      if (pending > 0) tail();
+      sessionId = id;
+      seq = 0;
+      last = undefined;
+    },
     /** Commits the last batch and closes (which checkpoints the WAL, as the store's close does). */
     finish() {
       if (pending > 0) commit();
       db.close();
-      return seq;
+      return rows;
     },
   };
 }
@@ -200,6 +223,28 @@ function floorInsert(parsedRows, dbPath, sessionId) {
   return { ms: elapsedMs(t0), rows };
 }
 
+/**
+ * read + JSON.parse + insert of several transcript files into one database, each file its own
+ * session, BATCH rows per transaction whatever file they come from (the floor for a home of many
+ * short sessions).
+ */
+function floorManyFiles(files, dbPath, options) {
+  const sessionOf = (file) => basename(file, ".jsonl");
+  const floor = openFloorDb(dbPath, sessionOf(files[0]), options);
+  const t0 = process.hrtime.bigint();
+  const now = Date.now();
+  for (const file of files) {
+    floor.nextSession(sessionOf(file));
+    for (const line of lines(file)) {
+      if (line.trim() === "") continue;
+      const event = JSON.parse(line);
+      floor.insert(line, createdAtOf(event, now), event);
+    }
+  }
+  const rows = floor.finish();
+  return { ms: elapsedMs(t0), rows };
+}
+
 function removeDb(path) {
   for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
 }
@@ -238,6 +283,24 @@ async function storeImport(template, home, transcriptPath) {
     importMs: Number(end - transcriptAt) / 1e6,
     rows: source.records,
   };
+}
+
+/** `runDoctorFix` on a fresh copy of a home of many short transcripts; rows = their records. */
+async function storeImportMany(template, home) {
+  cpSync(template, home, { recursive: true });
+  const t0 = process.hrtime.bigint();
+  const report = await runDoctorFix({
+    home,
+    keepSources: true,
+    backup: async () => "(bench: no backup)",
+  });
+  const ms = elapsedMs(t0);
+  const transcripts = report.sources.filter((s) => s.kind === "transcript");
+  if (report.status !== "succeeded" || transcripts.some((s) => s.status !== "imported")) {
+    throw new Error(`doctor import of the many-sessions home did not succeed: ${report.status}`);
+  }
+  rmSync(home, { recursive: true, force: true });
+  return { ms, rows: transcripts.reduce((n, s) => n + s.records, 0) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -389,10 +452,69 @@ async function measureSize(dir, sizeMb) {
   };
 }
 
+/** A home of many short transcripts: the doctor against the same floors over all its files. */
+async function measureMany(dir) {
+  progress(`doctor: generating a legacy home of ${fmtCount(MANY_SESSIONS)} short sessions`);
+  const template = join(dir, "template-many");
+  generateLegacyHome(template, {
+    agents: 1,
+    sessions: MANY_SESSIONS,
+    events: MANY_EVENTS,
+    deleted: 0,
+    cronJobs: 0,
+    cronRuns: 0,
+    daycare: false,
+  });
+  const sessionsDir = join(template, "agents/main/sessions");
+  const files = readdirSync(sessionsDir)
+    .filter((name) => name.endsWith(".jsonl"))
+    .sort()
+    .map((name) => join(sessionsDir, name));
+  const bytes = files.reduce((n, file) => n + statSync(file).size, 0);
+  const events = files.reduce((n, file) => n + parseAll(file).length, 0);
+  const work = (name) => join(dir, `${name}-many`);
+  const cases = {
+    store: () => storeImportMany(template, work("home")),
+    "read+parse+insert": () => {
+      const r = floorManyFiles(files, work("floor.sqlite"));
+      removeDb(work("floor.sqlite"));
+      return r;
+    },
+    "same rows": () => {
+      const r = floorManyFiles(files, work("same.sqlite"), { sameRows: true });
+      removeDb(work("same.sqlite"));
+      return r;
+    },
+  };
+  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
+  for (let round = -WARMUP; round < ROUNDS; round++) {
+    for (const [name, fn] of Object.entries(cases)) {
+      const result = await fn();
+      if (result.rows !== events) {
+        throw new Error(`${name} handled ${result.rows} rows, the files hold ${events}`);
+      }
+      if (round >= 0) samples[name].push(result.ms);
+      const label = round < 0 ? "warm-up" : `round ${round + 1}/${ROUNDS}`;
+      progress(`doctor: ${files.length} files ${label} ${name}: ${result.ms.toFixed(0)} ms`);
+    }
+  }
+  rmSync(template, { recursive: true, force: true });
+  return {
+    files: files.length,
+    bytes,
+    events,
+    ms: {
+      store: median(samples.store),
+      floor: median(samples["read+parse+insert"]),
+      same: median(samples["same rows"]),
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rendering
 
-function render(results) {
+function render(results, many) {
   const throughput = results.map((r) => {
     const share = r.ms.floor / r.ms.store;
     return [
@@ -505,6 +627,41 @@ function render(results) {
       time,
     ),
     "",
+    "### A home of many short sessions",
+    "",
+    `The same call on a home of ${fmtCount(many.files)} short transcripts of one agent (about ${MANY_EVENTS} events`,
+    "each, and their sessions.json), against the same floors run over all the files, each file its",
+    `own session, ${BATCH} rows per transaction whatever file they come from. The doctor imports short`,
+    "transcripts of one agent in groups that share a transaction (src/doctor/import-groups.ts).",
+    "Report only: the target is set on large transcripts.",
+    "",
+    table(
+      [
+        "files",
+        "events",
+        "MB",
+        "doctor",
+        "doctor MB/s",
+        "floor read+parse+insert MB/s",
+        "doctor ÷ floor",
+        "same rows MB/s",
+        "doctor ÷ same rows",
+      ],
+      [
+        [
+          fmtCount(many.files),
+          fmtCount(many.events),
+          mb(many.bytes),
+          `${many.ms.store.toFixed(0)} ms`,
+          mbps(many.bytes, many.ms.store).toFixed(1),
+          mbps(many.bytes, many.ms.floor).toFixed(1),
+          `${((many.ms.floor / many.ms.store) * 100).toFixed(0)}%`,
+          mbps(many.bytes, many.ms.same).toFixed(1),
+          `${((many.ms.same / many.ms.store) * 100).toFixed(0)}%`,
+        ],
+      ],
+    ),
+    "",
     "### Peak RSS",
     "",
     "Each measured once in a child process (`node bench/doctor.mjs --rss-child …`): baseline = RSS",
@@ -529,6 +686,7 @@ export async function run() {
   return withTempDir("doctor", async (dir) => {
     const results = [];
     for (const sizeMb of SIZES_MB) results.push(await measureSize(dir, sizeMb));
+    const many = await measureMany(dir);
     const targets = results.map((r) => {
       const share = r.ms.floor / r.ms.store;
       return {
@@ -539,7 +697,7 @@ export async function run() {
         met: share >= TARGET_SHARE,
       };
     });
-    return { name: "doctor", markdown: render(results), targets };
+    return { name: "doctor", markdown: render(results, many), targets };
   });
 }
 
