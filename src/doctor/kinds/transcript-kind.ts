@@ -117,6 +117,9 @@ function importTranscript(context: ImportContext): ImportOutcome {
     }
   }
   importBatch(agent, file.sessionId, batch, outcome);
+  // Broken lines are found while reading, refused records when their batch is written: report
+  // them all in file order.
+  outcome.problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
   if (outcome.records > 0 && file.archive !== null && !hasLiveFile(context, file.sessionId)) {
     agent.lifecycle.markEnded(file.sessionId, file.archivedAt ?? source.mtimeMs);
   }
