@@ -183,23 +183,6 @@ function openFloorDb(path, firstSessionId, { sameRows = false } = {}) {
   };
 }
 
-/**
- * read + JSON.parse + insert, streaming: the floor of the import (with `sameRows`, of the same
- * rows the store writes). Returns the rows written.
- */
-function floorReadParseInsert(path, dbPath, sessionId, options) {
-  const floor = openFloorDb(dbPath, sessionId, options);
-  const t0 = process.hrtime.bigint();
-  const now = Date.now();
-  for (const line of lines(path)) {
-    if (line.trim() === "") continue;
-    const event = JSON.parse(line);
-    floor.insert(line, createdAtOf(event, now), event);
-  }
-  const rows = floor.finish();
-  return { ms: elapsedMs(t0), rows };
-}
-
 /** read + JSON.parse only (no database). */
 function floorReadParse(path) {
   const t0 = process.hrtime.bigint();
@@ -224,11 +207,11 @@ function floorInsert(parsedRows, dbPath, sessionId) {
 }
 
 /**
- * read + JSON.parse + insert of several transcript files into one database, each file its own
- * session, BATCH rows per transaction whatever file they come from (the floor for a home of many
- * short sessions).
+ * read + JSON.parse + insert, streaming: the floor of the import (with `sameRows`, of the same
+ * rows the store writes). Each file is its own session, named as the file; BATCH rows per
+ * transaction whatever file they come from. Returns the rows written.
  */
-function floorManyFiles(files, dbPath, options) {
+function floorReadParseInsert(files, dbPath, options) {
   const sessionOf = (file) => basename(file, ".jsonl");
   const floor = openFloorDb(dbPath, sessionOf(files[0]), options);
   const t0 = process.hrtime.bigint();
@@ -332,8 +315,8 @@ async function rssChild(mode, ...args) {
     });
     if (report.status !== "succeeded") throw new Error(`doctor import: ${report.status}`);
   } else {
-    const [path, dbPath, sessionId] = args;
-    floorReadParseInsert(path, dbPath, sessionId);
+    const [path, dbPath] = args;
+    floorReadParseInsert([path], dbPath);
   }
   const ms = elapsedMs(t0);
   const peak = process.resourceUsage().maxRSS * 1024;
@@ -385,6 +368,29 @@ function parseAll(file) {
   return rows;
 }
 
+/**
+ * Runs each case once per round, rounds interleaved (A B C A B C …) after the warm-up; every case
+ * must handle all `rows`. Returns each case's results, warm-up excluded.
+ */
+async function interleaved(cases, { rows, bytes, what }) {
+  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
+  for (let round = -WARMUP; round < ROUNDS; round++) {
+    for (const [name, fn] of Object.entries(cases)) {
+      const result = await fn();
+      if (result.rows !== rows) {
+        throw new Error(`${name} handled ${result.rows} rows, the input has ${rows}`);
+      }
+      if (round >= 0) samples[name].push(result);
+      const label = round < 0 ? "warm-up" : `round ${round + 1}/${ROUNDS}`;
+      progress(
+        `doctor: ${what} ${label} ${name}: ${result.ms.toFixed(0)} ms ` +
+          `(${mbps(bytes, result.ms).toFixed(1)} MB/s)`,
+      );
+    }
+  }
+  return samples;
+}
+
 async function measureSize(dir, sizeMb) {
   progress(`doctor: generating a legacy home with a ~${sizeMb} MB transcript`);
   const t = makeTemplate(join(dir, `template-${sizeMb}`), sizeMb);
@@ -394,12 +400,12 @@ async function measureSize(dir, sizeMb) {
   const cases = {
     store: () => storeImport(t.dir, work("home"), t.transcriptPath),
     "read+parse+insert": () => {
-      const r = floorReadParseInsert(t.file, work("floor.sqlite"), t.sessionId);
+      const r = floorReadParseInsert([t.file], work("floor.sqlite"));
       removeDb(work("floor.sqlite"));
       return r;
     },
     "same rows": () => {
-      const r = floorReadParseInsert(t.file, work("same.sqlite"), t.sessionId, { sameRows: true });
+      const r = floorReadParseInsert([t.file], work("same.sqlite"), { sameRows: true });
       removeDb(work("same.sqlite"));
       return r;
     },
@@ -410,27 +416,13 @@ async function measureSize(dir, sizeMb) {
       return r;
     },
   };
-  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
-  for (let round = -WARMUP; round < ROUNDS; round++) {
-    for (const [name, fn] of Object.entries(cases)) {
-      const result = await fn();
-      if (result.rows !== t.events) {
-        throw new Error(`${name} handled ${result.rows} rows, the file has ${t.events}`);
-      }
-      if (round >= 0) samples[name].push(result);
-      const label = round < 0 ? "warm-up" : `round ${round + 1}/${ROUNDS}`;
-      progress(
-        `doctor: ${mb(t.bytes)} ${label} ${name}: ${result.ms.toFixed(0)} ms ` +
-          `(${mbps(t.bytes, result.ms).toFixed(1)} MB/s)`,
-      );
-    }
-  }
+  const samples = await interleaved(cases, { rows: t.events, bytes: t.bytes, what: mb(t.bytes) });
   progress(`doctor: ${mb(t.bytes)} peak RSS (child processes)`);
   cpSync(t.dir, work("rss-home"), { recursive: true });
   const storeRss = measureRss("store", work("rss-home"));
   rmSync(work("rss-home"), { recursive: true, force: true });
   const dbPath = work("rss-floor.sqlite");
-  const floorRss = measureRss("floor", t.file, dbPath, t.sessionId);
+  const floorRss = measureRss("floor", t.file, dbPath);
   removeDb(dbPath);
   rmSync(t.dir, { recursive: true, force: true });
   const ms = (name) => median(samples[name].map((s) => s.ms));
@@ -476,37 +468,26 @@ async function measureMany(dir) {
   const cases = {
     store: () => storeImportMany(template, work("home")),
     "read+parse+insert": () => {
-      const r = floorManyFiles(files, work("floor.sqlite"));
+      const r = floorReadParseInsert(files, work("floor.sqlite"));
       removeDb(work("floor.sqlite"));
       return r;
     },
     "same rows": () => {
-      const r = floorManyFiles(files, work("same.sqlite"), { sameRows: true });
+      const r = floorReadParseInsert(files, work("same.sqlite"), { sameRows: true });
       removeDb(work("same.sqlite"));
       return r;
     },
   };
-  const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
-  for (let round = -WARMUP; round < ROUNDS; round++) {
-    for (const [name, fn] of Object.entries(cases)) {
-      const result = await fn();
-      if (result.rows !== events) {
-        throw new Error(`${name} handled ${result.rows} rows, the files hold ${events}`);
-      }
-      if (round >= 0) samples[name].push(result.ms);
-      const label = round < 0 ? "warm-up" : `round ${round + 1}/${ROUNDS}`;
-      progress(`doctor: ${files.length} files ${label} ${name}: ${result.ms.toFixed(0)} ms`);
-    }
-  }
+  const samples = await interleaved(cases, { rows: events, bytes, what: `${files.length} files` });
   rmSync(template, { recursive: true, force: true });
   return {
     files: files.length,
     bytes,
     events,
     ms: {
-      store: median(samples.store),
-      floor: median(samples["read+parse+insert"]),
-      same: median(samples["same rows"]),
+      store: median(samples.store.map((r) => r.ms)),
+      floor: median(samples["read+parse+insert"].map((r) => r.ms)),
+      same: median(samples["same rows"].map((r) => r.ms)),
     },
   };
 }
