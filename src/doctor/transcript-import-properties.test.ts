@@ -91,12 +91,24 @@ const HEADER = JSON.stringify({
   cwd: "/w",
 });
 
+/**
+ * A message record whose parent is an earlier id, null (a root), absent (as injected replies
+ * are), or an id that is nowhere in the file (as after manual trimming).
+ */
 function eventText(l: Extract<Line, { kind: "event" }>, ids: string[]): string {
-  const parentId = ids.length === 0 ? null : (ids[l.parent % ids.length] as string);
+  const pick = l.parent % (ids.length + 3);
+  const parent =
+    pick < ids.length
+      ? { parentId: ids[pick] }
+      : pick === ids.length
+        ? { parentId: null }
+        : pick === ids.length + 1
+          ? {}
+          : { parentId: "deadbeef" };
   return JSON.stringify({
     type: "message",
     id: l.id,
-    parentId,
+    ...parent,
     timestamp: `2026-03-01T00:00:0${l.variant}.000Z`,
     message: {
       role: l.variant === 0 ? "user" : "assistant",
