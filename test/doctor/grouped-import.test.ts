@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -92,6 +100,78 @@ describe("doctor --fix imports short transcripts of one agent in shared transact
       }
       const total = db.prepare<{ n: number }>("SELECT count(*) AS n FROM transcript_events").get();
       expect(total?.n).toBe([...expected].reduce((n, [id, r]) => (id === vanished ? n : n + r), 0));
+    } finally {
+      state.close();
+    }
+  });
+
+  it("merges a session's archive and its live file in one group, and ends only the archived-only session", async () => {
+    const home = join(root, "archives");
+    const dir = join(home, "agents/main/sessions");
+    mkdirSync(dir, { recursive: true });
+    const header = (id: string) =>
+      JSON.stringify({
+        type: "session",
+        version: 3,
+        id,
+        timestamp: "2026-03-01T00:00:00.000Z",
+        cwd: "/w",
+      });
+    const message = (id: string, parentId: string | null, text: string) =>
+      JSON.stringify({
+        type: "message",
+        id,
+        parentId,
+        timestamp: "2026-03-01T00:00:01.000Z",
+        message: { role: "user", content: [{ type: "text", text }] },
+      });
+    const live = "5e55a0a0-0000-4000-8000-000000000001";
+    const gone = "5e55a0a0-0000-4000-8000-000000000002";
+    const first = [header(live), message("a1", null, "one"), message("a2", "a1", "two")];
+    const later = [message("a3", "a2", "three"), message("a4", "a3", "four")];
+    // A reset archive holding the start of the conversation, and the live file holding all of it.
+    writeFileSync(
+      join(dir, `${live}.jsonl.reset.2026-03-01T09-30-00.000Z`),
+      `${first.join("\n")}\n`,
+    );
+    writeFileSync(join(dir, `${live}.jsonl`), `${[...first, ...later].join("\n")}\n`);
+    const goneLines = [header(gone), message("b1", null, "bye")];
+    writeFileSync(
+      join(dir, `${gone}.jsonl.deleted.2026-03-02T10-00-00.000Z`),
+      `${goneLines.join("\n")}\n`,
+    );
+
+    const started = new Map<string, number>();
+    const report = await runDoctorFix({
+      home,
+      backup: async () => "(test: no backup)",
+      onProgress: ({ source }) => started.set(source.path, (started.get(source.path) ?? 0) + 1),
+    });
+    expect(report.status).toBe("succeeded");
+    expect([...started.values()]).toEqual([1, 1, 1]);
+    const transcripts = report.sources.filter((s) => s.kind.startsWith("transcript"));
+    expect(
+      transcripts.map((s) => [s.path.split("/").at(-1), s.status, s.records, s.alreadyPresent]),
+    ).toEqual([
+      [`${live}.jsonl.reset.2026-03-01T09-30-00.000Z`, "imported", 3, 0],
+      [`${gone}.jsonl.deleted.2026-03-02T10-00-00.000Z`, "imported", 2, 0],
+      [`${live}.jsonl`, "imported", 5, 3],
+    ]);
+    expect(readdirSync(dir)).toEqual([]);
+
+    const state = openStateHome({ home, create: false });
+    try {
+      const db = state.agent("main").db;
+      const rows = db
+        .prepare<{ session_id: string; n: number; ended_at: number | null }>(
+          `SELECT s.session_id, count(e.id) AS n, s.ended_at FROM sessions s
+             LEFT JOIN transcript_events e USING (session_id) GROUP BY s.session_id ORDER BY s.session_id`,
+        )
+        .all();
+      expect(rows).toEqual([
+        { session_id: live, n: 5, ended_at: null },
+        { session_id: gone, n: 2, ended_at: Date.parse("2026-03-02T10:00:00.000Z") },
+      ]);
     } finally {
       state.close();
     }
