@@ -10,7 +10,7 @@ import type { JsonValue } from "../stores/json.js";
 import { type IndexedSource, importGroups } from "./import-groups.js";
 import { KIND_HANDLERS } from "./kinds/registry.js";
 import type { ImportOutcome, SourceProblem } from "./kinds/types.js";
-import { type MigrationPlan, type PlannedSource, planMigration } from "./plan.js";
+import { type MigrationPlan, type PlannedSource, planImport } from "./plan.js";
 import { preMigrationBackup } from "./pre-migration-backup.js";
 
 export type SourceStatus = MigrationSourceStatus | "left" | "refused";
@@ -241,7 +241,7 @@ function totalsOf(sources: readonly SourceReport[]): DoctorReport["totals"] {
  */
 export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
   const startedAt = Date.now();
-  const plan = planMigration(options.home);
+  const plan = planImport(options.home);
   const todo = plan.sources.filter((s) => s.action === "import");
   const reports = plan.sources.map((s) =>
     s.action === "skip"

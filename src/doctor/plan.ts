@@ -38,6 +38,13 @@ export interface MigrationPlan {
 
 type Lookup = (sourceKey: string) => boolean;
 
+/**
+ * `report`: every source read in full, for the plan shown to the operator (records, problems,
+ * notes). `import`: what `--fix` needs before it writes: kinds that can count their records
+ * without parsing them do so, and the import itself reports their problems.
+ */
+type PlanPurpose = "report" | "import";
+
 function sortKey(source: LegacySource): string {
   const order = KIND_ORDER.indexOf(source.kind).toString().padStart(2, "0");
   const name = source.path.split("/").at(-1) ?? "";
@@ -49,7 +56,12 @@ function leave(source: PlannedSource, reason: string): PlannedSource {
   return { ...source, action: "leave", reason };
 }
 
-function planOne(source: LegacySource, home: string, imported: Lookup): PlannedSource {
+function planOne(
+  source: LegacySource,
+  home: string,
+  imported: Lookup,
+  purpose: PlanPurpose,
+): PlannedSource {
   const absPath = join(home, source.path);
   const targetTable = LEGACY_SOURCE_KINDS[source.kind].target;
   const base: PlannedSource = {
@@ -72,7 +84,10 @@ function planOne(source: LegacySource, home: string, imported: Lookup): PlannedS
   try {
     const sha256 = sha256File(absPath);
     const sourceKey = sourceKeyOf({ ...source, sha256, targetTable });
-    const scan = handler.scan(absPath, source);
+    const scan =
+      purpose === "import" && handler.count
+        ? { records: handler.count(absPath), problems: [], notes: [] }
+        : handler.scan(absPath, source);
     const planned: PlannedSource = {
       ...base,
       sha256,
@@ -104,6 +119,19 @@ function openLedgerLookup(home: string): { lookup: Lookup; close: () => void } {
 
 /** Everything `--fix` would do, computed without changing anything on disk. */
 export function planMigration(homeOption?: string): MigrationPlan {
+  return plan(homeOption, "report");
+}
+
+/**
+ * The plan `--fix` carries out: the same sources, actions and hashes as `planMigration`, but a
+ * transcript's records are counted as its non-blank lines instead of parsed; the import then
+ * reports its problems, and only a file whose every line became a record is removed.
+ */
+export function planImport(homeOption?: string): MigrationPlan {
+  return plan(homeOption, "import");
+}
+
+function plan(homeOption: string | undefined, purpose: PlanPurpose): MigrationPlan {
   const home = resolveHomePath(homeOption);
   if (!existsSync(home)) {
     throw new StateError("E_NOT_FOUND", `no such home directory: ${home}`, { details: { home } });
@@ -113,7 +141,7 @@ export function planMigration(homeOption?: string): MigrationPlan {
   try {
     sources = discoverLegacySources(home)
       .sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : 1))
-      .map((source) => planOne(source, home, lookup));
+      .map((source) => planOne(source, home, lookup, purpose));
   } finally {
     close();
   }

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { openStateHome } from "../home.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { runDoctorFix } from "./fix.js";
+import { planImport, planMigration } from "./plan.js";
 
 const tempDir = useTempDirs();
 const SESSION = "0b5e7c1a-2d3f-4a5b-8c9d-0e1f2a3b4c5d";
@@ -139,6 +140,10 @@ interface Expected {
   stored: string[];
   /** Line numbers (1-based) that must be reported as problems. */
   problems: number[];
+  /** Non-blank lines: what the plan of `--fix` counts. */
+  lines: number;
+  /** Of the problems, the lines refused only when written (a different record under a taken id). */
+  conflicts: number[];
 }
 
 /**
@@ -150,6 +155,7 @@ function model(spec: FileSpec): Expected {
   const lines: (string | Buffer)[] = [];
   const stored: string[] = [];
   const problems: number[] = [];
+  const conflicts: number[] = [];
   const byId = new Map<string, string>();
   const ids: string[] = [];
   let parsedBefore = false;
@@ -177,7 +183,10 @@ function model(spec: FileSpec): Expected {
         byId.set(l.id, json);
         ids.push(l.id);
         stored.push(json);
-      } else if (taken !== json) problems.push(number);
+      } else if (taken !== json) {
+        problems.push(number);
+        conflicts.push(number);
+      }
     }
   };
   if (spec.header) take({ kind: "header" });
@@ -188,7 +197,8 @@ function model(spec: FileSpec): Expected {
     pieces.push(Buffer.isBuffer(l) ? l : Buffer.from(l));
     if (i < lines.length - 1 || spec.finalNewline) pieces.push(Buffer.from(newline));
   }
-  return { body: Buffer.concat(pieces), stored, problems };
+  const nonBlank = lines.filter((l) => Buffer.isBuffer(l) || l.trim() !== "").length;
+  return { body: Buffer.concat(pieces), stored, problems, lines: nonBlank, conflicts };
 }
 
 describe("doctor --fix on generated transcripts with every oddity of the format", () => {
@@ -200,6 +210,16 @@ describe("doctor --fix on generated transcripts with every oddity of the format"
         const home = join(tempDir(), `home-${run++}`);
         mkdirSync(join(home, "agents/main/sessions"), { recursive: true });
         writeFileSync(join(home, PATH), expected.body);
+
+        // The plan shown to the operator parses every line; the plan --fix runs counts them.
+        const shown = planMigration(home).sources.find((s) => s.path === PATH);
+        const counted = planImport(home).sources.find((s) => s.path === PATH);
+        expect(counted?.records).toBe(expected.lines);
+        const { lines, problems, conflicts } = expected;
+        expect(shown?.records).toBe(lines - problems.length + conflicts.length);
+        expect(shown?.problems.map((p) => p.line)).toEqual(
+          problems.filter((line) => !conflicts.includes(line)),
+        );
 
         const report = await runDoctorFix({ home, backup: async () => "(test: no backup)" });
         const source = report.sources.find((s) => s.path === PATH);

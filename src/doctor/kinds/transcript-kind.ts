@@ -2,6 +2,7 @@ import { isStateError } from "../../db/errors.js";
 import type { AgentState } from "../../home.js";
 import { isKnownEventType } from "../../transcript/event.js";
 import type { LegacySource } from "../discover.js";
+import { readLines } from "../line-reader.js";
 import {
   parseTranscriptFileName,
   readTranscript,
@@ -56,6 +57,16 @@ function scan(absPath: string, source: LegacySource): SourceScan {
     ...repeated.map((r) => `repeated ${r} (identical copies merge; a different record is refused)`),
   );
   return { records, problems, notes };
+}
+
+/**
+ * Every non-blank line of a sound transcript becomes one record (a repeated identical record
+ * counts too, as already present), so the lines are the records an import must report.
+ */
+function count(absPath: string): number {
+  let lines = 0;
+  for (const line of readLines(absPath)) if ("error" in line || line.text.trim() !== "") lines++;
+  return lines;
 }
 
 function importBatch(
@@ -126,4 +137,4 @@ function importTranscript(context: ImportContext): ImportOutcome {
   return outcome;
 }
 
-export const transcriptKind: KindHandler = { scan, import: importTranscript };
+export const transcriptKind: KindHandler = { scan, count, import: importTranscript };

@@ -35,6 +35,11 @@ export interface ImportContext {
 /** How one kind of legacy file is scanned (read-only) and imported. */
 export interface KindHandler {
   scan(absPath: string, source: LegacySource): SourceScan;
+  /**
+   * The records a sound file of this kind holds, counted without parsing them (for the plan
+   * `--fix` runs; the import then finds the problems). Kinds without it are scanned in full.
+   */
+  count?(absPath: string): number;
   import(context: ImportContext): ImportOutcome;
 }
 
