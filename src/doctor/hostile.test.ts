@@ -11,28 +11,11 @@ import { describe, expect, it } from "vitest";
 import { openStateHome } from "../home.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { type DoctorReport, runDoctorFix } from "./fix.js";
+import { headerLine as header, messageLine as line } from "./test-support/legacy-lines.js";
 
 const tempDir = useTempDirs();
 const noBackup = async () => "(test)";
 const SESSIONS = "agents/main/sessions";
-
-function line(id: string, parentId: string | null, text: string): string {
-  return JSON.stringify({
-    type: "message",
-    id,
-    parentId,
-    timestamp: "2026-03-01T00:00:00.000Z",
-    message: { role: "user", content: [{ type: "text", text }] },
-  });
-}
-const header = (id: string) =>
-  JSON.stringify({
-    type: "session",
-    version: 3,
-    id,
-    timestamp: "2026-03-01T00:00:00.000Z",
-    cwd: "/w",
-  });
 
 function makeHome(files: Record<string, string | Buffer>): string {
   const dir = join(tempDir(), "home");

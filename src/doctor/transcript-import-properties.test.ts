@@ -6,6 +6,7 @@ import { openStateHome } from "../home.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { runDoctorFix } from "./fix.js";
 import { planImport, planMigration } from "./plan.js";
+import { headerLine } from "./test-support/legacy-lines.js";
 
 const tempDir = useTempDirs();
 const SESSION = "0b5e7c1a-2d3f-4a5b-8c9d-0e1f2a3b4c5d";
@@ -84,13 +85,7 @@ const file: fc.Arbitrary<FileSpec> = fc.record({
   finalNewline: fc.boolean(),
 });
 
-const HEADER = JSON.stringify({
-  type: "session",
-  version: 3,
-  id: SESSION,
-  timestamp: "2026-03-01T00:00:00.000Z",
-  cwd: "/w",
-});
+const HEADER = headerLine(SESSION);
 
 /**
  * A message record whose parent is an earlier id, null (a root), absent (as injected replies

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDoctorFix } from "../../src/doctor/fix.js";
+import { headerLine, messageLine } from "../../src/doctor/test-support/legacy-lines.js";
 import { openStateHome } from "../../src/home.js";
 import { generateLegacyHome } from "../fixtures/generate-legacy-home.mjs";
 
@@ -109,33 +110,21 @@ describe("doctor --fix imports short transcripts of one agent in shared transact
     const home = join(root, "archives");
     const dir = join(home, "agents/main/sessions");
     mkdirSync(dir, { recursive: true });
-    const header = (id: string) =>
-      JSON.stringify({
-        type: "session",
-        version: 3,
-        id,
-        timestamp: "2026-03-01T00:00:00.000Z",
-        cwd: "/w",
-      });
-    const message = (id: string, parentId: string | null, text: string) =>
-      JSON.stringify({
-        type: "message",
-        id,
-        parentId,
-        timestamp: "2026-03-01T00:00:01.000Z",
-        message: { role: "user", content: [{ type: "text", text }] },
-      });
     const live = "5e55a0a0-0000-4000-8000-000000000001";
     const gone = "5e55a0a0-0000-4000-8000-000000000002";
-    const first = [header(live), message("a1", null, "one"), message("a2", "a1", "two")];
-    const later = [message("a3", "a2", "three"), message("a4", "a3", "four")];
+    const first = [
+      headerLine(live),
+      messageLine("a1", null, "one"),
+      messageLine("a2", "a1", "two"),
+    ];
+    const later = [messageLine("a3", "a2", "three"), messageLine("a4", "a3", "four")];
     // A reset archive holding the start of the conversation, and the live file holding all of it.
     writeFileSync(
       join(dir, `${live}.jsonl.reset.2026-03-01T09-30-00.000Z`),
       `${first.join("\n")}\n`,
     );
     writeFileSync(join(dir, `${live}.jsonl`), `${[...first, ...later].join("\n")}\n`);
-    const goneLines = [header(gone), message("b1", null, "bye")];
+    const goneLines = [headerLine(gone), messageLine("b1", null, "bye")];
     writeFileSync(
       join(dir, `${gone}.jsonl.deleted.2026-03-02T10-00-00.000Z`),
       `${goneLines.join("\n")}\n`,
