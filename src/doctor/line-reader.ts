@@ -27,9 +27,13 @@ function decode(bytes: Buffer, line: number): SourceLine {
  * Reads a file line by line in bounded memory: 1 MiB chunks, one line held at a time. Strips a
  * leading BOM and CR of CRLF, reports invalid UTF-8 and over-long lines as errors with their
  * line number (the rest of an over-long line is skipped, never buffered). A final line without
- * a newline is still a line.
+ * a newline is still a line. `onBytes` sees every byte read, in order (to hash the same pass).
  */
-export function* readLines(path: string, maxLineBytes = MAX_LINE_BYTES): Generator<SourceLine> {
+export function* readLines(
+  path: string,
+  maxLineBytes = MAX_LINE_BYTES,
+  onBytes?: (bytes: Buffer) => void,
+): Generator<SourceLine> {
   const fd = openSync(path, "r");
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   let parts: Buffer[] = [];
@@ -40,6 +44,7 @@ export function* readLines(path: string, maxLineBytes = MAX_LINE_BYTES): Generat
     for (;;) {
       const read = readSync(fd, chunk, 0, CHUNK_BYTES, null);
       if (read === 0) break;
+      onBytes?.(chunk.subarray(0, read));
       let start = 0;
       for (
         let nl = chunk.indexOf(0x0a, 0);

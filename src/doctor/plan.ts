@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "../db/database.js";
@@ -7,7 +8,7 @@ import { MigrationLedgerStore } from "../stores/global/migration-ledger-store.js
 import { discoverLegacySources, LEGACY_SOURCE_KINDS, type LegacySource } from "./discover.js";
 import { sha256File, sourceKeyOf } from "./hash.js";
 import { KIND_HANDLERS, KIND_ORDER } from "./kinds/registry.js";
-import { MAX_LISTED_PROBLEMS, type SourceProblem } from "./kinds/types.js";
+import { MAX_LISTED_PROBLEMS, type SourceProblem, type SourceScan } from "./kinds/types.js";
 import { parseTranscriptFileName } from "./sources/transcript-source.js";
 
 export type PlannedAction = "import" | "skip" | "leave" | "refuse";
@@ -82,12 +83,22 @@ function planOne(
   if (targetTable === null) return leave(base, LEGACY_SOURCE_KINDS[source.kind].label);
   if (!handler) return leave(base, "no importer for this kind in this release; left in place");
   try {
-    const sha256 = sha256File(absPath);
+    let sha256: string;
+    let scan: SourceScan;
+    if (purpose === "import" && handler.count) {
+      // One read: the bytes counted are the bytes hashed.
+      const hash = createHash("sha256");
+      scan = {
+        records: handler.count(absPath, (bytes) => hash.update(bytes)),
+        problems: [],
+        notes: [],
+      };
+      sha256 = hash.digest("hex");
+    } else {
+      sha256 = sha256File(absPath);
+      scan = handler.scan(absPath, source);
+    }
     const sourceKey = sourceKeyOf({ ...source, sha256, targetTable });
-    const scan =
-      purpose === "import" && handler.count
-        ? { records: handler.count(absPath), problems: [], notes: [] }
-        : handler.scan(absPath, source);
     const planned: PlannedSource = {
       ...base,
       sha256,

@@ -2,7 +2,7 @@ import { isStateError } from "../../db/errors.js";
 import type { AgentState } from "../../home.js";
 import { isKnownEventType } from "../../transcript/event.js";
 import type { LegacySource } from "../discover.js";
-import { readLines } from "../line-reader.js";
+import { MAX_LINE_BYTES, readLines } from "../line-reader.js";
 import {
   parseTranscriptFileName,
   readTranscript,
@@ -63,9 +63,11 @@ function scan(absPath: string, source: LegacySource): SourceScan {
  * Every non-blank line of a sound transcript becomes one record (a repeated identical record
  * counts too, as already present), so the lines are the records an import must report.
  */
-function count(absPath: string): number {
+function count(absPath: string, onBytes: (bytes: Buffer) => void): number {
   let lines = 0;
-  for (const line of readLines(absPath)) if ("error" in line || line.text.trim() !== "") lines++;
+  for (const line of readLines(absPath, MAX_LINE_BYTES, onBytes)) {
+    if ("error" in line || line.text.trim() !== "") lines++;
+  }
   return lines;
 }
 

@@ -37,9 +37,10 @@ export interface KindHandler {
   scan(absPath: string, source: LegacySource): SourceScan;
   /**
    * The records a sound file of this kind holds, counted without parsing them (for the plan
-   * `--fix` runs; the import then finds the problems). Kinds without it are scanned in full.
+   * `--fix` runs; the import then finds the problems), in one read that hands every byte to
+   * `onBytes`. Kinds without it are scanned in full.
    */
-  count?(absPath: string): number;
+  count?(absPath: string, onBytes: (bytes: Buffer) => void): number;
   import(context: ImportContext): ImportOutcome;
 }
 
