@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -210,6 +211,8 @@ describe("doctor --fix on generated transcripts with every oddity of the format"
         const shown = planMigration(home).sources.find((s) => s.path === PATH);
         const counted = planImport(home).sources.find((s) => s.path === PATH);
         expect(counted?.records).toBe(expected.lines);
+        expect(counted?.sha256).toBe(createHash("sha256").update(expected.body).digest("hex"));
+        expect(counted?.sha256).toBe(shown?.sha256);
         const { lines, problems, conflicts } = expected;
         expect(shown?.records).toBe(lines - problems.length + conflicts.length);
         expect(shown?.problems.map((p) => p.line)).toEqual(
