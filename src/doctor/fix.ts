@@ -274,15 +274,15 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
     ledger.startRun(runId, { kind: "legacy-state", home: plan.home, planned: todo.length });
     const bytesTotal = todo.reduce((sum, s) => sum + s.bytes, 0);
     let bytesDone = 0;
+    const progress = (source: PlannedSource, index: number, bytesBefore: number) =>
+      options.onProgress?.({
+        source,
+        index,
+        total: plan.sources.length,
+        bytesDone: bytesBefore,
+        bytesTotal,
+      });
     for (const group of importGroups(plan.sources)) {
-      const progress = (source: PlannedSource, index: number, bytesBefore: number) =>
-        options.onProgress?.({
-          source,
-          index,
-          total: plan.sources.length,
-          bytesDone: bytesBefore,
-          bytesTotal,
-        });
       const imported = importGroup(home, group, plan, bytesDone, progress);
       // Only now, with the group's rows committed, may a source be recorded and removed.
       for (const [i, { source, index }] of group.entries()) {
