@@ -1,0 +1,122 @@
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTempDirs } from "../test-support/temp-dir.js";
+import { checkSnapshot, joinChecks } from "./snapshot-check.js";
+import { DAMAGES, damagedCopy, makeCheckableDatabase } from "./test-support/damaged-databases.js";
+
+const tempDir = useTempDirs();
+let baseDir: string;
+let base: string;
+
+beforeAll(() => {
+  baseDir = mkdtempSync(join(tmpdir(), "agentstate-test-"));
+  base = join(baseDir, "base.sqlite");
+  makeCheckableDatabase(base);
+});
+afterAll(() => rmSync(baseDir, { recursive: true, force: true }));
+
+function splitCheck(path: string): string {
+  return joinChecks(checkSnapshot(path, "structure"), checkSnapshot(path, "rows")).integrityCheck;
+}
+
+function sha256(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+describe("checkSnapshot", () => {
+  it("finds a sound database ok, whole and in each half", () => {
+    expect(checkSnapshot(base, "whole").integrityCheck).toBe("ok");
+    expect(checkSnapshot(base, "structure").integrityCheck).toBe("ok");
+    expect(checkSnapshot(base, "rows").integrityCheck).toBe("ok");
+    expect(splitCheck(base)).toBe("ok");
+  });
+
+  for (const damage of DAMAGES) {
+    it(`reports ${damage.name}, whole and split, in the half that looks at it`, () => {
+      const path = damagedCopy(base, join(tempDir(), "damaged.sqlite"), damage);
+      expect(checkSnapshot(path, "whole").integrityCheck).toMatch(damage.expected);
+      const structure = checkSnapshot(path, "structure").integrityCheck;
+      const rows = checkSnapshot(path, "rows").integrityCheck;
+      if (damage.seenBy === "rows") expect(structure).toBe("ok");
+      else expect(structure).toMatch(damage.expected);
+      if (damage.seenBy === "structure") expect(rows).toBe("ok");
+      else expect(rows).toMatch(damage.expected);
+      expect(splitCheck(path)).toMatch(damage.expected);
+    });
+  }
+
+  it("checks CHECK constraints, which a read-only connection would skip", () => {
+    const damage = DAMAGES.find((d) => d.expected.source.includes("CHECK"));
+    const path = damagedCopy(base, join(tempDir(), "check.sqlite"), damage as never);
+    const before = sha256(path);
+    expect(checkSnapshot(path).integrityCheck).toBe("CHECK constraint failed in t");
+    expect(sha256(path)).toBe(before);
+  });
+
+  it("refuses a file with a journal beside it, and leaves both as they were", () => {
+    const path = join(tempDir(), "snap.sqlite");
+    writeFileSync(path, readFileSync(base));
+    writeFileSync(`${path}-journal`, Buffer.alloc(4096, 7));
+    const [file, journal] = [sha256(path), sha256(`${path}-journal`)];
+    const check = checkSnapshot(path);
+    expect(check.integrityCheck).toMatch(
+      /^cannot be checked: .*snap\.sqlite-journal lies beside it/,
+    );
+    expect([sha256(path), sha256(`${path}-journal`)]).toEqual([file, journal]);
+  });
+
+  it("reports a file that is not a database, or is missing, instead of throwing", () => {
+    const junk = join(tempDir(), "junk.sqlite");
+    writeFileSync(junk, Buffer.alloc(8192, 1));
+    for (const part of ["whole", "structure", "rows"] as const) {
+      expect(checkSnapshot(junk, part).integrityCheck).toMatch(/^cannot be checked: /);
+      expect(checkSnapshot(join(tempDir(), "absent.sqlite"), part).schemaVersion).toBeNull();
+    }
+    expect(splitCheck(junk)).toMatch(/^cannot be checked: /);
+  });
+
+  it("split or whole, the verdict on a randomly damaged file is the same", async () => {
+    const bytes = readFileSync(base);
+    const edits = fc.array(
+      fc.record({
+        at: fc.nat({ max: bytes.length - 1 }),
+        value: fc.integer({ min: 0, max: 255 }),
+      }),
+      { minLength: 1, maxLength: 4 },
+    );
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(edits, async (changes) => {
+        const damaged = Buffer.from(bytes);
+        for (const { at, value } of changes) damaged[at] = value;
+        const path = join(tempDir(), `random-${run++}.sqlite`);
+        writeFileSync(path, damaged);
+        const whole = checkSnapshot(path, "whole").integrityCheck;
+        expect(splitCheck(path) === "ok").toBe(whole === "ok");
+      }),
+      { numRuns: 80 },
+    );
+  });
+});
+
+describe("joinChecks", () => {
+  const ok = {
+    integrityCheck: "ok",
+    schemaVersion: 6,
+    registeredAgents: { main: "a/main.sqlite" },
+  };
+
+  it("is ok only when both halves are, and keeps the schema facts of the structure half", () => {
+    const rows = { integrityCheck: "ok", schemaVersion: null, registeredAgents: null };
+    expect(joinChecks(ok, rows)).toEqual(ok);
+    const bad = { ...rows, integrityCheck: "row 3 missing from index t_a" };
+    expect(joinChecks(ok, bad)).toEqual({ ...ok, integrityCheck: "row 3 missing from index t_a" });
+    expect(joinChecks({ ...ok, integrityCheck: "Page 9: never used" }, bad).integrityCheck).toBe(
+      "Page 9: never used; row 3 missing from index t_a",
+    );
+  });
+});

@@ -1,0 +1,108 @@
+// Test helpers: a small database with every kind of thing an integrity check looks at (a table
+// with NOT NULL, CHECK and UNIQUE constraints and an index, and an FTS5 index), and ways to damage
+// a copy of it that each leave a different trace.
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import BetterSqlite3 from "better-sqlite3";
+
+const PAGE_SIZE = 4096;
+/** Offset of the big-endian page count in the SQLite file header. */
+const HEADER_PAGE_COUNT = 28;
+
+export function makeCheckableDatabase(path: string, rows = 3000): void {
+  const db = new BetterSqlite3(path);
+  try {
+    db.exec(`
+      CREATE TABLE t (
+        id INTEGER PRIMARY KEY,
+        a INTEGER NOT NULL CHECK (a >= 0),
+        b TEXT UNIQUE
+      );
+      CREATE INDEX t_a ON t (a);
+      CREATE VIRTUAL TABLE f USING fts5 (text, content = '', contentless_delete = 1);
+    `);
+    const row = db.prepare("INSERT INTO t (a, b) VALUES (?, ?)");
+    const doc = db.prepare("INSERT INTO f (rowid, text) VALUES (?, ?)");
+    db.transaction(() => {
+      for (let i = 0; i < rows; i++) {
+        row.run(i, `word${i} ${"x".repeat(i % 50)}`);
+        doc.run(i + 1, `alpha beta gamma${i % 97} delta${i}`);
+      }
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+/** Runs `change` on a connection that may write the schema and shadow tables, then closes it. */
+function tamper(path: string, change: (db: BetterSqlite3.Database) => void): void {
+  const db = new BetterSqlite3(path);
+  try {
+    db.unsafeMode(true); // lifts SQLITE_DBCONFIG_DEFENSIVE, which guards exactly these writes
+    change(db);
+  } finally {
+    db.close();
+  }
+}
+
+export interface Damage {
+  name: string;
+  /** What `PRAGMA integrity_check` says about it. */
+  expected: RegExp;
+  /** Which half of a split check sees it (see CheckPart). */
+  seenBy: "structure" | "rows" | "both";
+  apply(path: string): void;
+}
+
+export const DAMAGES: readonly Damage[] = [
+  {
+    name: "an index whose entries do not match its definition",
+    expected: /row \d+ missing from index t_a/,
+    seenBy: "rows",
+    apply: (path) =>
+      tamper(path, (db) => {
+        db.pragma("writable_schema = ON");
+        db.prepare(
+          "UPDATE sqlite_schema SET sql = 'CREATE INDEX t_a ON t (b)' WHERE name = 't_a'",
+        ).run();
+      }),
+  },
+  {
+    name: "a row that breaks a CHECK constraint",
+    expected: /CHECK constraint failed in t/,
+    seenBy: "both",
+    apply: (path) =>
+      tamper(path, (db) => {
+        db.pragma("ignore_check_constraints = ON");
+        db.prepare("INSERT INTO t (a, b) VALUES (-5, 'negative')").run();
+      }),
+  },
+  {
+    name: "a page that no b-tree uses",
+    expected: /Page \d+: never used/,
+    seenBy: "structure",
+    apply: (path) => {
+      const file = readFileSync(path);
+      const grown = Buffer.concat([file, Buffer.alloc(PAGE_SIZE)]);
+      grown.writeUInt32BE(file.readUInt32BE(HEADER_PAGE_COUNT) + 1, HEADER_PAGE_COUNT);
+      writeFileSync(path, grown);
+    },
+  },
+  {
+    name: "a zeroed block of the full-text index",
+    expected: /fts5: corruption found/,
+    seenBy: "structure",
+    apply: (path) =>
+      tamper(path, (db) => {
+        db.prepare(
+          "UPDATE f_data SET block = zeroblob(length(block)) WHERE id = (SELECT max(id) FROM f_data WHERE length(block) > 100)",
+        ).run();
+      }),
+  },
+];
+
+/** A copy of `base` at `path` with `damage` done to it. */
+export function damagedCopy(base: string, path: string, damage: Damage): string {
+  copyFileSync(base, path);
+  damage.apply(path);
+  return path;
+}
