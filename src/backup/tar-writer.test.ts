@@ -90,4 +90,28 @@ describe("TarWriter", () => {
     expect(readFileSync(join(out, "files/big.jsonl")).equals(big)).toBe(true);
     expect(readFileSync(join(out, "manifest.json"), "utf8")).toBe("{}\n");
   });
+
+  it("a plain tar stays whole when an early flush leaves later blocks at unaligned offsets", async () => {
+    const dir = tempDir();
+    const first = randomBytes(5 * 1024 * 1024 + 1);
+    const second = randomBytes(9 * 1024 * 1024 + 513);
+    writeFileSync(join(dir, "first.bin"), first);
+    writeFileSync(join(dir, "second.bin"), second);
+    const archive = join(dir, "mixed.tar");
+    const writer = TarWriter.create(archive, { gzip: false });
+    await writer.addFile("files/first.bin", join(dir, "first.bin"));
+    // Writes a partial block: every block after it starts off a 4 KiB boundary.
+    await writer.flushEarly();
+    await writer.addFile("files/second.bin", join(dir, "second.bin"));
+    await writer.addBuffer("manifest.json", Buffer.from("{}\n"), new Date(0));
+    await writer.finish();
+    const out = extractWithSystemTar(archive);
+    expect(readFileSync(join(out, "files/first.bin")).equals(first)).toBe(true);
+    expect(readFileSync(join(out, "files/second.bin")).equals(second)).toBe(true);
+    expect(readEntries(archive).map((entry) => [entry.path, sha256(entry.body)])).toEqual([
+      ["files/first.bin", sha256(first)],
+      ["files/second.bin", sha256(second)],
+      ["manifest.json", sha256(Buffer.from("{}\n"))],
+    ]);
+  });
 });

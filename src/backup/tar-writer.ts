@@ -4,6 +4,7 @@ import { StateError } from "../db/errors.js";
 import { FILE_MODE } from "../db/files.js";
 import { tarEnd, tarEntryHeader, tarPadding } from "../tar/entry-header.js";
 import { type ArchiveSink, FileSink, ParallelGzipSink } from "./archive-sink.js";
+import { DirectWriter } from "./direct-writer.js";
 
 /** Large enough that per-block costs (a syscall, a gzip member, an event-loop turn) vanish. */
 const BLOCK = 4 << 20;
@@ -25,7 +26,7 @@ function headerFor(name: string, size: number, mtime: Date): Buffer {
  * overwritten; `finish` flushes it to disk before returning.
  */
 export class TarWriter {
-  private block: Buffer = Buffer.allocUnsafeSlow(BLOCK);
+  private block: Buffer;
   private used = 0;
   /** Blocks the sink has handed back, to be filled again. */
   private readonly spare: Buffer[] = [];
@@ -33,19 +34,25 @@ export class TarWriter {
   private constructor(
     private readonly fd: number,
     private readonly sink: ArchiveSink,
-  ) {}
+  ) {
+    this.block = sink.allocate(BLOCK);
+  }
 
+  /**
+   * A plain tar is made of 512-byte records and written in 4 MiB blocks, so all of it but its
+   * last block can be written past the page cache (see DirectWriter); gzip members have any length.
+   */
   static create(path: string, options: { gzip: boolean }): TarWriter {
     const fd = openSync(path, "wx", FILE_MODE);
-    const file = new FileSink(fd);
-    return new TarWriter(fd, options.gzip ? new ParallelGzipSink(file) : file);
+    if (options.gzip) return new TarWriter(fd, new ParallelGzipSink(new FileSink(fd)));
+    return new TarWriter(fd, new FileSink(fd, DirectWriter.open(path)));
   }
 
   private async flush(): Promise<void> {
     if (this.used === 0) return;
     const full = this.block;
     const bytes = full.subarray(0, this.used);
-    this.block = this.spare.pop() ?? Buffer.allocUnsafeSlow(BLOCK);
+    this.block = this.spare.pop() ?? this.sink.allocate(BLOCK);
     this.used = 0;
     await this.sink.write(bytes, () => this.spare.push(full));
   }
@@ -119,11 +126,13 @@ export class TarWriter {
     await this.put(tarEnd());
     await this.flush();
     await this.sink.finish();
+    this.sink.close();
     closeSync(this.fd);
   }
 
   /** Stops writing after a failure; the caller removes the partial file. */
   abort(): void {
+    this.sink.close();
     try {
       closeSync(this.fd);
     } catch {
