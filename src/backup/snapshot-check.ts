@@ -205,10 +205,10 @@ class CheckThread {
 /**
  * Runs snapshot checks off the main thread, so that checking a snapshot overlaps with archiving or
  * extracting the next. With two threads (the default on two or more cores) a large snapshot is
- * checked in two halves at once (see `CheckPart`): its check is what a plain backup and verify end
- * up waiting for, and the halves take 0.38 s on a 200 MB database where the whole check takes 0.47 s.
- * A small snapshot goes whole to the less busy thread. From the TypeScript sources (the unit
- * tests) there is no compiled worker to start; the check then runs inline, whole.
+ * checked in two halves at once (see `CheckPart`): its check is what a plain backup and verify
+ * end up waiting for, and on a 200 MB database the halves take 0.38 s where the whole check takes
+ * 0.47 s. A small snapshot goes whole to the less busy thread. From the TypeScript sources (the
+ * unit tests) there is no compiled worker to start; the check then runs inline, whole.
  */
 export class SnapshotChecker {
   private readonly threads: CheckThread[];
