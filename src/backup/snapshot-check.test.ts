@@ -1,30 +1,21 @@
-import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sha256File } from "../doctor/hash.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { checkSnapshot, joinChecks } from "./snapshot-check.js";
-import { DAMAGES, damagedCopy, makeCheckableDatabase } from "./test-support/damaged-databases.js";
+import { DAMAGES, damagedCopy, useCheckableDatabase } from "./test-support/damaged-databases.js";
 
 const tempDir = useTempDirs();
-let baseDir: string;
+const checkable = useCheckableDatabase();
 let base: string;
-
 beforeAll(() => {
-  baseDir = mkdtempSync(join(tmpdir(), "agentstate-test-"));
-  base = join(baseDir, "base.sqlite");
-  makeCheckableDatabase(base);
+  base = checkable();
 });
-afterAll(() => rmSync(baseDir, { recursive: true, force: true }));
 
 function splitCheck(path: string): string {
   return joinChecks(checkSnapshot(path, "structure"), checkSnapshot(path, "rows")).integrityCheck;
-}
-
-function sha256(path: string): string {
-  return createHash("sha256").update(readFileSync(path)).digest("hex");
 }
 
 describe("checkSnapshot", () => {
@@ -52,21 +43,21 @@ describe("checkSnapshot", () => {
   it("checks CHECK constraints, which a read-only connection would skip", () => {
     const damage = DAMAGES.find((d) => d.expected.source.includes("CHECK"));
     const path = damagedCopy(base, join(tempDir(), "check.sqlite"), damage as never);
-    const before = sha256(path);
+    const before = sha256File(path);
     expect(checkSnapshot(path).integrityCheck).toBe("CHECK constraint failed in t");
-    expect(sha256(path)).toBe(before);
+    expect(sha256File(path)).toBe(before);
   });
 
   it("refuses a file with a journal beside it, and leaves both as they were", () => {
     const path = join(tempDir(), "snap.sqlite");
     writeFileSync(path, readFileSync(base));
     writeFileSync(`${path}-journal`, Buffer.alloc(4096, 7));
-    const [file, journal] = [sha256(path), sha256(`${path}-journal`)];
+    const [file, journal] = [sha256File(path), sha256File(`${path}-journal`)];
     const check = checkSnapshot(path);
     expect(check.integrityCheck).toMatch(
       /^cannot be checked: .*snap\.sqlite-journal lies beside it/,
     );
-    expect([sha256(path), sha256(`${path}-journal`)]).toEqual([file, journal]);
+    expect([sha256File(path), sha256File(`${path}-journal`)]).toEqual([file, journal]);
   });
 
   it("reports a file that is not a database, or is missing, instead of throwing", () => {

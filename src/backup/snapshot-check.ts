@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { openBetterSqlite3 } from "../db/better-sqlite3-driver.js";
 import type { SqlDriver } from "../db/driver.js";
+import { sqlString } from "../db/sql-string.js";
 
 const MAX_PROBLEM_LINES = 10;
 /** better-sqlite3's build caps mmap_size here (SQLITE_MAX_MMAP_SIZE); larger files map in part. */
@@ -52,10 +53,6 @@ function pragmaLines(driver: SqlDriver, pragma: string): string[] {
     .prepare<Record<string, unknown>>(`PRAGMA ${pragma}`)
     .all()
     .map((row) => String(Object.values(row)[0]));
-}
-
-function sqlString(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
 }
 
 /** The main schema's ordinary tables (shadow tables included), each checked on its own. */

@@ -2,9 +2,10 @@ import { openBetterSqlite3 } from "../db/better-sqlite3-driver.js";
 import type { Database } from "../db/database.js";
 import type { SqlDriver } from "../db/driver.js";
 import { ensurePrivateFile } from "../db/files.js";
+import { sqlString } from "../db/sql-string.js";
 
 function vacuumInto(target: string): string {
-  return `VACUUM INTO '${target.replaceAll("'", "''")}'`;
+  return `VACUUM INTO ${sqlString(target)}`;
 }
 
 /**

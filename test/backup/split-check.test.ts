@@ -1,21 +1,20 @@
 // SnapshotChecker as the built package runs it: checks in worker threads, a large snapshot split
 // in two halves over two threads. The halves must reach the verdict of the whole check.
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type * as SnapshotCheckModule from "../../src/backup/snapshot-check.js";
 import {
   DAMAGES,
   damagedCopy,
-  makeCheckableDatabase,
+  useCheckableDatabase,
 } from "../../src/backup/test-support/damaged-databases.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { requireBuild } from "../support/built.js";
 
 const tempDir = useTempDirs();
 let built: typeof SnapshotCheckModule;
-let baseDir: string;
+const checkable = useCheckableDatabase();
 let base: string;
 
 beforeAll(async () => {
@@ -23,11 +22,8 @@ beforeAll(async () => {
   const url = new URL("../../dist/backup/snapshot-check.js", import.meta.url);
   expect(existsSync(new URL("snapshot-check-worker.js", url))).toBe(true);
   built = (await import(url.href)) as typeof SnapshotCheckModule;
-  baseDir = mkdtempSync(join(tmpdir(), "agentstate-test-"));
-  base = join(baseDir, "base.sqlite");
-  makeCheckableDatabase(base);
+  base = checkable();
 });
-afterAll(() => rmSync(baseDir, { recursive: true, force: true }));
 
 async function withChecker<T>(
   options: { threads?: number; splitFromBytes?: number },

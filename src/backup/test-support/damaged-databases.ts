@@ -1,14 +1,17 @@
 // Test helpers: a small database with every kind of thing an integrity check looks at (a table
 // with NOT NULL, CHECK and UNIQUE constraints and an index, and an FTS5 index), and ways to damage
 // a copy of it that each leave a different trace.
-import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
+import { afterAll, beforeAll } from "vitest";
 
 const PAGE_SIZE = 4096;
 /** Offset of the big-endian page count in the SQLite file header. */
 const HEADER_PAGE_COUNT = 28;
 
-export function makeCheckableDatabase(path: string, rows = 3000): void {
+function makeCheckableDatabase(path: string, rows = 3000): void {
   const db = new BetterSqlite3(path);
   try {
     db.exec(`
@@ -31,6 +34,20 @@ export function makeCheckableDatabase(path: string, rows = 3000): void {
   } finally {
     db.close();
   }
+}
+
+/**
+ * One checkable database shared by a test file: made before its tests, removed after them.
+ * Returns its path (valid once the tests run); tests damage copies of it, never the file itself.
+ */
+export function useCheckableDatabase(): () => string {
+  let dir = "";
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "agentstate-test-"));
+    makeCheckableDatabase(join(dir, "base.sqlite"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return () => join(dir, "base.sqlite");
 }
 
 /** Runs `change` on a connection that may write the schema and shadow tables, then closes it. */
