@@ -56,6 +56,8 @@ describe("nextWallTime", () => {
     expect(next("0 9 * * 1", "2026-05-06T10:00:00")).toBe("2026-05-11T09:00:00.000Z");
     expect(next("*/15 7-20 * * 1-5", "2026-05-08T20:50:00")).toBe("2026-05-11T07:00:00.000Z");
     expect(next("0 0 29 2 *", "2026-03-01T00:00:00")).toBe("2028-02-29T00:00:00.000Z");
+    // A February day that must also be a Friday: none from 2020 until 2030.
+    expect(next("* * */7 2 5", "2020-01-01T00:00:00")).toBe("2030-02-01T00:00:00.000Z");
     // Both day fields restricted: either may match (Vixie cron).
     expect(next("0 0 13 * 5", "2026-05-01T00:00:01")).toBe("2026-05-08T00:00:00.000Z");
     // …but a day field starting with "*" counts as unrestricted, so `*/2` and Friday must both hold.

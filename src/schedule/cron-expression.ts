@@ -47,8 +47,12 @@ const MACROS: Record<string, string> = {
 };
 /** Days each month can have (February in a leap year). */
 const MAX_DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-/** Feb 29 recurs at most 8 years apart (2096 → 2104); a search longer than this finds nothing. */
-const SEARCH_YEARS = 9;
+// The Gregorian calendar repeats its dates and weekdays every 400 years, so a search that long
+// finds a match if there ever is one. Dates alone recur sooner (Feb 29 at most 8 years apart), but
+// a date that must also fall on a weekday can take longer: "* * */7 2 5" (the 1st, 8th, 15th, 22nd
+// or 29th of February, on a Friday) matches nothing from 2020 to 2030. Months and days that cannot
+// match are skipped whole, so even a rare expression costs a few thousand steps.
+const SEARCH_YEARS = 400;
 
 function invalid(expr: string, why: string): StateError {
   return new StateError(
