@@ -15,14 +15,14 @@ beforeAll(() => {
 });
 
 function splitCheck(path: string): string {
-  return joinChecks(checkSnapshot(path, "structure"), checkSnapshot(path, "rows")).integrityCheck;
+  return joinChecks(checkSnapshot(path, "tables"), checkSnapshot(path, "fulltext")).integrityCheck;
 }
 
 describe("checkSnapshot", () => {
   it("finds a sound database ok, whole and in each half", () => {
     expect(checkSnapshot(base, "whole").integrityCheck).toBe("ok");
-    expect(checkSnapshot(base, "structure").integrityCheck).toBe("ok");
-    expect(checkSnapshot(base, "rows").integrityCheck).toBe("ok");
+    expect(checkSnapshot(base, "tables").integrityCheck).toBe("ok");
+    expect(checkSnapshot(base, "fulltext").integrityCheck).toBe("ok");
     expect(splitCheck(base)).toBe("ok");
   });
 
@@ -30,12 +30,13 @@ describe("checkSnapshot", () => {
     it(`reports ${damage.name}, whole and split, in the half that looks at it`, () => {
       const path = damagedCopy(base, join(tempDir(), "damaged.sqlite"), damage);
       expect(checkSnapshot(path, "whole").integrityCheck).toMatch(damage.expected);
-      const structure = checkSnapshot(path, "structure").integrityCheck;
-      const rows = checkSnapshot(path, "rows").integrityCheck;
-      if (damage.seenBy === "rows") expect(structure).toBe("ok");
-      else expect(structure).toMatch(damage.expected);
-      if (damage.seenBy === "structure") expect(rows).toBe("ok");
-      else expect(rows).toMatch(damage.expected);
+      const halves = {
+        tables: checkSnapshot(path, "tables").integrityCheck,
+        fulltext: checkSnapshot(path, "fulltext").integrityCheck,
+      };
+      const other = damage.seenBy === "tables" ? "fulltext" : "tables";
+      expect(halves[damage.seenBy]).toMatch(damage.expected);
+      expect(halves[other]).toBe("ok");
       expect(splitCheck(path)).toMatch(damage.expected);
     });
   }
@@ -63,7 +64,7 @@ describe("checkSnapshot", () => {
   it("reports a file that is not a database, or is missing, instead of throwing", () => {
     const junk = join(tempDir(), "junk.sqlite");
     writeFileSync(junk, Buffer.alloc(8192, 1));
-    for (const part of ["whole", "structure", "rows"] as const) {
+    for (const part of ["whole", "tables", "fulltext"] as const) {
       expect(checkSnapshot(junk, part).integrityCheck).toMatch(/^cannot be checked: /);
       expect(checkSnapshot(join(tempDir(), "absent.sqlite"), part).schemaVersion).toBeNull();
     }
@@ -101,13 +102,13 @@ describe("joinChecks", () => {
     registeredAgents: { main: "a/main.sqlite" },
   };
 
-  it("is ok only when both halves are, and keeps the schema facts of the structure half", () => {
-    const rows = { integrityCheck: "ok", schemaVersion: null, registeredAgents: null };
-    expect(joinChecks(ok, rows)).toEqual(ok);
-    const bad = { ...rows, integrityCheck: "row 3 missing from index t_a" };
-    expect(joinChecks(ok, bad)).toEqual({ ...ok, integrityCheck: "row 3 missing from index t_a" });
+  it("is ok only when both halves are, and keeps the schema facts of the tables half", () => {
+    const fulltext = { integrityCheck: "ok", schemaVersion: null, registeredAgents: null };
+    expect(joinChecks(ok, fulltext)).toEqual(ok);
+    const bad = { ...fulltext, integrityCheck: "malformed inverted index for FTS5 table main.f" };
+    expect(joinChecks(ok, bad)).toEqual({ ...ok, integrityCheck: bad.integrityCheck });
     expect(joinChecks({ ...ok, integrityCheck: "Page 9: never used" }, bad).integrityCheck).toBe(
-      "Page 9: never used; row 3 missing from index t_a",
+      "Page 9: never used; malformed inverted index for FTS5 table main.f",
     );
   });
 });

@@ -88,6 +88,10 @@ export function openBetterSqlite3(path: string, options: DriverOpenOptions = {})
       readonly: options.readonly ?? false,
       fileMustExist: options.fileMustExist ?? false,
     });
+    for (const name of options.inertModules ?? []) {
+      // A module of better-sqlite3's own has no xIntegrity (its sqlite3_module is version 0).
+      db.table(name, { columns: ["inert"], *rows() {} });
+    }
     return new BetterSqlite3Driver(db, path);
   } catch (error) {
     throw wrapSqliteError(error, path);

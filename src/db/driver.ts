@@ -30,6 +30,13 @@ export interface DriverOpenOptions {
   readonly?: boolean;
   /** Fail instead of creating the file. */
   fileMustExist?: boolean;
+  /**
+   * Virtual-table modules (e.g. `fts5`) replaced, on this connection only, by one that reads no
+   * rows and has no integrity check, so that `PRAGMA integrity_check` leaves their tables out
+   * (SQLite checks a virtual table only through its module's own check). Nothing else may be done
+   * with those tables on such a connection.
+   */
+  inertModules?: readonly string[];
 }
 
 export type DriverFactory = (path: string, options: DriverOpenOptions) => SqlDriver;

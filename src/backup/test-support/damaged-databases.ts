@@ -1,6 +1,6 @@
 // Test helpers: a small database with every kind of thing an integrity check looks at (a table
-// with NOT NULL, CHECK and UNIQUE constraints and an index, and an FTS5 index), and ways to damage
-// a copy of it that each leave a different trace.
+// with NOT NULL, CHECK and UNIQUE constraints and an index, an FTS5 index, free pages), and ways to
+// damage a copy of it that each leave a different trace.
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,15 +22,20 @@ function makeCheckableDatabase(path: string, rows = 3000): void {
       );
       CREATE INDEX t_a ON t (a);
       CREATE VIRTUAL TABLE f USING fts5 (text, content = '', contentless_delete = 1);
+      CREATE TABLE u (id INTEGER PRIMARY KEY, a, b);
     `);
     const row = db.prepare("INSERT INTO t (a, b) VALUES (?, ?)");
     const doc = db.prepare("INSERT INTO f (rowid, text) VALUES (?, ?)");
+    const other = db.prepare("INSERT INTO u (a, b) VALUES (?, ?)");
     db.transaction(() => {
       for (let i = 0; i < rows; i++) {
         row.run(i, `word${i} ${"x".repeat(i % 50)}`);
         doc.run(i + 1, `alpha beta gamma${i % 97} delta${i}`);
+        other.run(i, "y".repeat(i % 200));
       }
     })();
+    // Free pages, so that the freelist is part of what is checked.
+    db.exec("DELETE FROM u WHERE id % 3 = 0 OR id > 2000");
   } finally {
     db.close();
   }
@@ -66,7 +71,7 @@ export interface Damage {
   /** What `PRAGMA integrity_check` says about it. */
   expected: RegExp;
   /** Which half of a split check sees it (see CheckPart). */
-  seenBy: "structure" | "rows" | "both";
+  seenBy: "tables" | "fulltext";
   apply(path: string): void;
 }
 
@@ -74,7 +79,7 @@ export const DAMAGES: readonly Damage[] = [
   {
     name: "an index whose entries do not match its definition",
     expected: /row \d+ missing from index t_a/,
-    seenBy: "rows",
+    seenBy: "tables",
     apply: (path) =>
       tamper(path, (db) => {
         db.pragma("writable_schema = ON");
@@ -86,7 +91,7 @@ export const DAMAGES: readonly Damage[] = [
   {
     name: "a row that breaks a CHECK constraint",
     expected: /CHECK constraint failed in t/,
-    seenBy: "both",
+    seenBy: "tables",
     apply: (path) =>
       tamper(path, (db) => {
         db.pragma("ignore_check_constraints = ON");
@@ -96,7 +101,7 @@ export const DAMAGES: readonly Damage[] = [
   {
     name: "a page that no b-tree uses",
     expected: /Page \d+: never used/,
-    seenBy: "structure",
+    seenBy: "tables",
     apply: (path) => {
       const file = readFileSync(path);
       const grown = Buffer.concat([file, Buffer.alloc(PAGE_SIZE)]);
@@ -105,9 +110,23 @@ export const DAMAGES: readonly Damage[] = [
     },
   },
   {
+    // Each table alone looks sound (u's columns take any value); only the accounting of the whole
+    // file's pages shows that one b-tree is read as two tables and that u's own pages are unused.
+    name: "two tables reading one b-tree",
+    expected: /2nd reference to page \d+/,
+    seenBy: "tables",
+    apply: (path) =>
+      tamper(path, (db) => {
+        db.pragma("writable_schema = ON");
+        db.prepare(
+          "UPDATE sqlite_schema SET rootpage = (SELECT rootpage FROM sqlite_schema WHERE name = 't') WHERE name = 'u'",
+        ).run();
+      }),
+  },
+  {
     name: "a zeroed block of the full-text index",
     expected: /fts5: corruption found/,
-    seenBy: "structure",
+    seenBy: "fulltext",
     apply: (path) =>
       tamper(path, (db) => {
         db.prepare(
