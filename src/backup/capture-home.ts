@@ -15,6 +15,8 @@ export interface TakenSnapshot {
   file: string;
   /** Its `integrity_check`, running while the archive is written. */
   check: Promise<SnapshotCheck>;
+  /** Deletes `file`: to be called once it is archived and `check` has answered. */
+  discard: () => void;
 }
 
 export interface HomeCapture {
@@ -49,8 +51,10 @@ class Capture {
 
   private record(role: SnapshotRole, agentId: string | null, source: string, file: string): void {
     const homePath = toArchivePath(relative(this.context.home.path, source));
-    const check = this.context.checker.check(file);
-    this.snapshots.push({ role, agentId, sourcePath: source, homePath, file, check });
+    const { checker } = this.context;
+    const check = checker.check(file, { hold: true });
+    const discard = () => checker.discard(file);
+    this.snapshots.push({ role, agentId, sourcePath: source, homePath, file, check, discard });
   }
 
   home(db: Database, agentId: string | null, index: number, total: number): void {

@@ -108,31 +108,23 @@ async function writeBackup(
   home: StateHome,
   run: Run,
   options: CheckedOptions,
+  checker: SnapshotChecker,
 ): Promise<BackupManifest> {
-  // Without compression a backup waits for its largest snapshot's check, so that check is split
-  // over two threads (on a 200 MB database and two cores, 728 ms instead of 804 ms for the whole
-  // backup). With gzip the cores are busy compressing and the check finishes first anyway: a
-  // second half there would only add its CPU.
-  const checker = new SnapshotChecker(options.compress ? { threads: 1 } : {});
-  try {
-    const capture = captureHome({
-      home,
-      work: run.work,
-      exclude: [run.archive, run.partial, run.work],
-      checker,
-      onSnapshot: (entry, done, total) =>
-        options.onProgress({ phase: "snapshot", entry, done, total }),
-    });
-    const meta = { id: run.id, createdAt: run.createdAt, home: home.path, gzip: options.compress };
-    const manifest = await writeArchive(run.partial, capture, {
-      ...meta,
-      onProgress: options.onProgress,
-    });
-    placeNewFile(run.partial, run.archive);
-    return manifest;
-  } finally {
-    await checker.close();
-  }
+  const capture = captureHome({
+    home,
+    work: run.work,
+    exclude: [run.archive, run.partial, run.work],
+    checker,
+    onSnapshot: (entry, done, total) =>
+      options.onProgress({ phase: "snapshot", entry, done, total }),
+  });
+  const meta = { id: run.id, createdAt: run.createdAt, home: home.path, gzip: options.compress };
+  const manifest = await writeArchive(run.partial, capture, {
+    ...meta,
+    onProgress: options.onProgress,
+  });
+  placeNewFile(run.partial, run.archive);
+  return manifest;
 }
 
 async function backupHome(home: StateHome, options: CheckedOptions): Promise<BackupReport> {
@@ -144,8 +136,13 @@ async function backupHome(home: StateHome, options: CheckedOptions): Promise<Bac
   runs.start(id, createdAt, archive);
   const work = mkdtempSync(join(dirname(archive), ".agentstate-backup-"));
   const partial = `${archive}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  // Without compression a backup waits for its largest snapshot's check, so that check is split
+  // over two threads (on a 200 MB database and two cores, 0.31-0.36 s after the snapshot instead of
+  // 0.45 s). With gzip, compressing outlasts the whole check on one thread.
+  const checker = new SnapshotChecker(options.compress ? { threads: 1 } : {});
   try {
-    const manifest = await writeBackup(home, { id, createdAt, archive, work, partial }, options);
+    const run = { id, createdAt, archive, work, partial };
+    const manifest = await writeBackup(home, run, options, checker);
     runs.finish(id, "succeeded", manifest as unknown as JsonValue);
     return {
       id,
@@ -163,6 +160,9 @@ async function backupHome(home: StateHome, options: CheckedOptions): Promise<Bac
     throw error;
   } finally {
     rmSync(work, { recursive: true, force: true });
+    // Last: the check threads then close the deleted snapshots, and freeing their pages (tens of
+    // milliseconds per 200 MB) slows nothing the backup still has to do, such as recording the run.
+    checker.close();
   }
 }
 

@@ -92,7 +92,7 @@ export async function inspectArchive(
     };
     return { report, manifest, scan };
   } finally {
-    await checker.close();
+    checker.close();
   }
 }
 

@@ -35,6 +35,9 @@ async function describeSnapshot(
   written: WrittenEntry,
 ): Promise<ManifestDatabase> {
   const check = await taken.check;
+  // Archived and checked: the snapshot's pages are freed now, in the check thread, instead of
+  // when the work directory is removed at the end, on the backup's path.
+  taken.discard();
   return {
     role: taken.role,
     agentId: taken.agentId,

@@ -1,7 +1,9 @@
 // SnapshotChecker as the built package runs it: checks in worker threads, a large snapshot split
-// in two halves over two threads. The halves must reach the verdict of the whole check.
-import { existsSync } from "node:fs";
+// in two halves over two threads. The halves must reach the verdict of the whole check, and a
+// snapshot held open after its check is let go of once discarded and the checker closed.
+import { copyFileSync, existsSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
 import type * as SnapshotCheckModule from "../../src/backup/snapshot-check.js";
 import {
@@ -33,7 +35,7 @@ async function withChecker<T>(
   try {
     return await use(checker);
   } finally {
-    await checker.close();
+    checker.close();
   }
 }
 
@@ -62,7 +64,7 @@ describe("SnapshotChecker (built, in worker threads)", () => {
   });
 
   it("a snapshot below the split size is checked whole; a missing one is reported", async () => {
-    const damage = DAMAGES.find((d) => d.seenBy === "rows");
+    const damage = DAMAGES.find((d) => d.name.startsWith("an index"));
     const path = damagedCopy(base, join(tempDir(), "small.sqlite"), damage as never);
     const [small, missing] = await withChecker({ threads: 2 }, (checker) =>
       Promise.all([checker.check(path), checker.check(join(tempDir(), "gone.sqlite"))]),
@@ -70,4 +72,47 @@ describe("SnapshotChecker (built, in worker threads)", () => {
     expect(small?.integrityCheck).toMatch(/row \d+ missing from index t_a/);
     expect(missing?.integrityCheck).toMatch(/^cannot be checked: /);
   });
+
+  it("a held snapshot stays open in the threads until discarded and closed, then is let go", async () => {
+    const path = join(tempDir(), "held.sqlite");
+    copyFileSync(base, path);
+    const checker = new built.SnapshotChecker({ threads: 2, splitFromBytes: 0 });
+    try {
+      expect((await checker.check(path, { hold: true })).integrityCheck).toBe("ok");
+      // Both halves' connections are still open on it, one per thread.
+      expect(descriptorsOn(path).length).toBeGreaterThanOrEqual(2);
+      checker.discard(path);
+      expect(existsSync(path)).toBe(false);
+      expect(descriptorsOn(path).every((target) => target.endsWith("(deleted)"))).toBe(true);
+    } finally {
+      checker.close();
+    }
+    for (let waited = 0; descriptorsOn(path).length > 0 && waited < 10_000; waited += 50) {
+      await delay(50);
+    }
+    expect(descriptorsOn(path)).toEqual([]);
+  });
+
+  it("a snapshot checked without hold is closed by the time its answer comes", async () => {
+    const path = join(tempDir(), "unheld.sqlite");
+    copyFileSync(base, path);
+    await withChecker({ threads: 2, splitFromBytes: 0 }, async (checker) => {
+      expect((await checker.check(path)).integrityCheck).toBe("ok");
+      expect(descriptorsOn(path)).toEqual([]);
+    });
+  });
 });
+
+/** This process's open file descriptors on `path` (Linux: /proc/self/fd), as their link targets. */
+function descriptorsOn(path: string): string[] {
+  const targets: string[] = [];
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target === path || target === `${path} (deleted)`) targets.push(target);
+    } catch {
+      // Closed between the listing and the read.
+    }
+  }
+  return targets;
+}
