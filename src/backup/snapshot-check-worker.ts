@@ -1,25 +1,19 @@
 // Worker-thread entry of SnapshotChecker: checks the snapshots it is sent, one at a time, and
-// keeps the ones sent with `hold` open until they are released.
+// keeps those sent with `hold` open until it is told to quit.
 import { parentPort } from "node:worker_threads";
 import { type CheckRequest, checkSnapshotHeld } from "./snapshot-check.js";
 
-const held = new Map<string, Array<() => void>>();
-
-function release(path: string): void {
-  for (const close of held.get(path) ?? []) close();
-  held.delete(path);
-}
+const held: Array<() => void> = [];
 
 parentPort?.on("message", (request: CheckRequest) => {
   if (request.type === "check") {
-    const { result, release: close } = checkSnapshotHeld(request.path, request.part);
+    const { result, release } = checkSnapshotHeld(request.path, request.part);
+    // Unheld, the file is closed before the answer goes out: the caller may move or reuse it then.
+    if (request.hold) held.push(release);
+    else release();
     parentPort?.postMessage({ id: request.id, result });
-    if (request.hold) held.set(request.path, [...(held.get(request.path) ?? []), close]);
-    else close();
-  } else if (request.type === "release") {
-    release(request.path);
   } else {
-    for (const path of [...held.keys()]) release(path);
+    for (const release of held.splice(0)) release();
     parentPort?.close();
   }
 });

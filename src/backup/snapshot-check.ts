@@ -169,7 +169,6 @@ export function joinChecks(tables: SnapshotCheck, fulltext: SnapshotCheck): Snap
 /** What SnapshotChecker sends its threads. */
 export type CheckRequest =
   | { type: "check"; id: number; path: string; part: CheckPart; hold: boolean }
-  | { type: "release"; path: string }
   | { type: "quit" };
 
 interface CheckReply {
@@ -196,10 +195,6 @@ class CheckThread {
       this.pending.set(id, resolve);
       this.send(worker, { type: "check", id, path, part, hold });
     });
-  }
-
-  release(path: string): void {
-    if (this.worker) this.send(this.worker, { type: "release", path });
   }
 
   private send(worker: Worker, request: CheckRequest): void {
@@ -250,8 +245,9 @@ class CheckThread {
  * extracting the next. With two threads (the default on two or more cores) a large snapshot is
  * checked in two halves at once (see `CheckPart`): its check is what a plain backup and verify
  * end up waiting for, and on a 200 MB transcript database the halves take 0.29 s where the whole
- * check takes 0.45 s, for the same CPU. A small snapshot goes whole to the less busy thread. From the TypeScript sources (the
- * unit tests) there is no compiled worker to start; the check then runs inline, whole.
+ * check takes 0.45 s, for the same CPU. A small snapshot goes whole to the less busy thread. From
+ * the TypeScript sources (the unit tests) there is no compiled worker to start; the check then
+ * runs inline, whole.
  */
 export class SnapshotChecker {
   private readonly threads: CheckThread[];
@@ -271,8 +267,8 @@ export class SnapshotChecker {
 
   /**
    * Checks the snapshot at `path`. With `hold`, the threads keep it open after answering, until
-   * `discard(path)`: the caller then deletes a file still open elsewhere, which is instant, and the
-   * thread's close frees its pages off the caller's path.
+   * `close`: the caller can `discard` it as soon as it is done with it, which is instant for a file
+   * still open elsewhere, and the threads' last close frees its pages off the caller's path.
    */
   async check(path: string, options: { hold?: boolean } = {}): Promise<SnapshotCheck> {
     const hold = options.hold ?? false;
@@ -291,7 +287,7 @@ export class SnapshotChecker {
     return joinChecks(tables, fulltext);
   }
 
-  /** Deletes a snapshot checked with `hold` (when its check has answered); see `close`. */
+  /** Deletes a snapshot checked with `hold`, once its check has answered. */
   discard(path: string): void {
     rmSync(path, { force: true });
   }

@@ -35,8 +35,8 @@ async function describeSnapshot(
   written: WrittenEntry,
 ): Promise<ManifestDatabase> {
   const check = await taken.check;
-  // Archived and checked: the snapshot's pages are freed now, in the check thread, instead of
-  // when the work directory is removed at the end, on the backup's path.
+  // Archived and checked: deleting it is instant while the check threads hold it open; they let
+  // go of it when the backup ends, so freeing its pages is not on the backup's path.
   taken.discard();
   return {
     role: taken.role,

@@ -88,9 +88,14 @@ export function openBetterSqlite3(path: string, options: DriverOpenOptions = {})
       readonly: options.readonly ?? false,
       fileMustExist: options.fileMustExist ?? false,
     });
-    for (const name of options.inertModules ?? []) {
-      // A module of better-sqlite3's own has no xIntegrity (its sqlite3_module is version 0).
-      db.table(name, { columns: ["inert"], *rows() {} });
+    try {
+      for (const name of options.inertModules ?? []) {
+        // A module of better-sqlite3's own has no xIntegrity (its sqlite3_module is version 0).
+        db.table(name, { columns: ["inert"], *rows() {} });
+      }
+    } catch (error) {
+      db.close();
+      throw error;
     }
     return new BetterSqlite3Driver(db, path);
   } catch (error) {
