@@ -10,6 +10,8 @@ import { afterAll, beforeAll } from "vitest";
 const PAGE_SIZE = 4096;
 /** Offset of the big-endian page count in the SQLite file header. */
 const HEADER_PAGE_COUNT = 28;
+/** Offset, in a b-tree leaf page's header, of its count of fragmented free bytes. */
+const PAGE_HEADER_FRAGMENTED_BYTES = 7;
 
 function makeCheckableDatabase(path: string, rows = 3000): void {
   const db = new BetterSqlite3(path);
@@ -122,6 +124,24 @@ export const DAMAGES: readonly Damage[] = [
           "UPDATE sqlite_schema SET rootpage = (SELECT rootpage FROM sqlite_schema WHERE name = 't') WHERE name = 'u'",
         ).run();
       }),
+  },
+  {
+    // The inverted index still reads back, so FTS5's own check finds nothing: this is the b-tree
+    // check of its shadow table, which a split check runs with the ordinary tables.
+    name: "a miscounted page of the full-text index's shadow table",
+    expected: /Fragmentation of 0 bytes reported as 9 on page \d+/,
+    seenBy: "tables",
+    apply: (path) => {
+      const db = new BetterSqlite3(path, { readonly: true });
+      const page = db
+        .prepare("SELECT pageno FROM dbstat WHERE name = 'f_data' AND pagetype = 'leaf' LIMIT 1")
+        .pluck()
+        .get() as number;
+      db.close();
+      const file = readFileSync(path);
+      file[(page - 1) * PAGE_SIZE + PAGE_HEADER_FRAGMENTED_BYTES] = 9;
+      writeFileSync(path, file);
+    },
   },
   {
     name: "a zeroed block of the full-text index",
