@@ -33,6 +33,7 @@ export interface SnapshotCheck {
  *   other virtual tables;
  * - `fulltext` is `PRAGMA integrity_check(V)` for each virtual table V: what the first leaves out,
  *   FTS5's check of its inverted index (which on a transcript database is 40% of the whole check).
+ *   A virtual table of another module (none in agentstate's schemas) is checked in both halves.
  */
 export type CheckPart = "whole" | "tables" | "fulltext";
 

@@ -30,13 +30,16 @@ function skippable(error: unknown): string | null {
   return null;
 }
 
-async function describeSnapshot(
+/**
+ * The manifest entry of an archived snapshot, once its check has answered. The snapshot is then
+ * deleted: instant while the check threads hold it open, and they let go of it when the backup
+ * ends, so freeing its pages is not on the backup's path.
+ */
+async function settleSnapshot(
   taken: TakenSnapshot,
   written: WrittenEntry,
 ): Promise<ManifestDatabase> {
   const check = await taken.check;
-  // Archived and checked: deleting it is instant while the check threads hold it open; they let
-  // go of it when the backup ends, so freeing its pages is not on the backup's path.
   taken.discard();
   return {
     role: taken.role,
@@ -87,7 +90,7 @@ async function writeEntries(writer: TarWriter, capture: HomeCapture, meta: Archi
   for (const taken of capture.snapshots) {
     const name = snapshotEntryName(taken.homePath);
     const written = await writer.addFile(name, taken.file, progress(taken.homePath));
-    databases.push(describeSnapshot(taken, written));
+    databases.push(settleSnapshot(taken, written));
   }
   const { files, skipped } = await addFiles(writer, capture, progress);
   await writer.flushEarly();
