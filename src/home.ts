@@ -8,6 +8,7 @@ import { columnsOf } from "./db/columns.js";
 import { type Database, openDatabase } from "./db/database.js";
 import type { SqlStatement } from "./db/driver.js";
 import { StateError } from "./db/errors.js";
+import { settlePendingRestore } from "./db/pending-restore.js";
 import { validateAgentId } from "./ids.js";
 import { type AgentStores, createAgentStores } from "./stores/agent/agent-stores.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
@@ -220,6 +221,8 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
   rejectUnknown(options, HOME_OPTION_KEYS, "openStateHome");
   const path = resolveHomePath(options.home);
   const globalPath = join(path, GLOBAL_DB_RELATIVE_PATH);
+  // A restore that died after its commit is finished before anything reads the home.
+  settlePendingRestore(path);
   if (options.create === false && !existsSync(globalPath)) {
     throw new StateError(
       "E_NOT_FOUND",

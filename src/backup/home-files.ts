@@ -8,6 +8,7 @@ import {
   readSync,
 } from "node:fs";
 import { join, relative } from "node:path";
+import { RESTORE_WORK_DIR } from "../db/pending-restore.js";
 import { type ManifestSkip, toArchivePath } from "./manifest.js";
 
 const SQLITE_MAGIC = Buffer.from("SQLite format 3\0", "latin1");
@@ -79,7 +80,8 @@ class Walk {
     for (const entry of entries) {
       const path = join(dir, entry.name);
       if (this.exclude.has(path)) continue;
-      if (dir === this.home && entry.name === BACKUPS_DIR) continue;
+      if (dir === this.home && (entry.name === BACKUPS_DIR || entry.name === RESTORE_WORK_DIR))
+        continue;
       if (entry.isDirectory()) this.visit(path);
       else if (entry.isSymbolicLink()) this.note(path, "symbolic link (not followed)");
       else if (!entry.isFile()) this.note(path, "not a regular file");
@@ -120,7 +122,7 @@ class Walk {
 
 /**
  * Everything in the home a backup should carry besides its own databases: config, credentials,
- * workspaces, legacy files. Leaves out `backups/`, the `exclude`d paths (the live databases, the
+ * workspaces, legacy files. Leaves out `backups/`, a restore's work directory, the `exclude`d paths (the live databases, the
  * backup's own output), and SQLite sidecars; symbolic links are recorded as skipped, never followed.
  */
 export function inventoryHome(home: string, exclude: ReadonlySet<string>): HomeInventory {

@@ -1,6 +1,8 @@
 import { StateError } from "../db/errors.js";
+import { RESTORE_WORK_DIR } from "../db/pending-restore.js";
 import { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH } from "../home.js";
 import { validateAgentId } from "../ids.js";
+import { BACKUPS_DIR } from "./home-files.js";
 import {
   BACKUP_FORMAT,
   BACKUP_FORMAT_VERSION,
@@ -49,9 +51,17 @@ function sha256(fields: Fields, where: string): string {
   return value;
 }
 
+/** Backups never carry `backups/` or a restore's work directory; restoring into them would clash. */
+function reservedProblem(path: string): string | null {
+  const top = path.split("/")[0];
+  return top === BACKUPS_DIR || top === RESTORE_WORK_DIR
+    ? `the path is inside ${top}/, which a backup never carries`
+    : null;
+}
+
 function homePath(fields: Fields, where: string): string {
   const value = string(fields, "homePath", where);
-  const problem = entryPathProblem(value);
+  const problem = entryPathProblem(value) ?? reservedProblem(value);
   if (problem) throw invalid(`${where}.homePath ${JSON.stringify(value)}: ${problem}`);
   return value;
 }

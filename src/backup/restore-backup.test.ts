@@ -111,25 +111,35 @@ describe("restoreBackup", () => {
     expect(readdirSync(join(target, ".."))).toEqual(["home"]);
   });
 
-  it("with force, moves the old databases and colliding files aside instead of deleting them", async () => {
+  it("with force, moves the whole old home aside into backups/ instead of deleting it", async () => {
     const source = makeHome(tempDir(), 1);
     const archive = await backupOf(source);
     const target = makeHome(tempDir(), 3);
     const old = openStateHome({ home: target });
     old.kv.set("prefs", "theme", "old-value");
     old.close();
+    writeFileSync(join(target, "notes-not-in-the-backup.txt"), "mine");
+    mkdirSync(join(target, "backups"));
+    writeFileSync(join(target, "backups", "older.tar.gz"), "an older archive");
     const report = await restoreBackup(archive, { home: target, force: true });
     const moved = report.movedAside.map((m) => relative(target, m.to));
-    expect(moved).toEqual(
-      expect.arrayContaining([
-        expect.stringMatching(/^state\/state\.sqlite\.replaced-[\dT-]+Z$/),
-        expect.stringMatching(/^agents\/main\/agent\/agent\.sqlite\.replaced-/),
-        expect.stringMatching(/^config\.json\.replaced-/),
-      ]),
-    );
+    const aside = /^backups\/replaced-[\dT-]+Z\//;
+    expect(moved.map((path) => path.replace(aside, ""))).toEqual([
+      "agents",
+      "config.json",
+      "credentials",
+      "notes-not-in-the-backup.txt",
+      "state",
+    ]);
+    for (const path of moved) expect(path).toMatch(aside);
     expect(rowCounts(target)).toEqual(rowCounts(source));
-    const aside = report.movedAside.find((m) => m.from === join(target, "state", "state.sqlite"));
-    const previous = new BetterSqlite3(aside?.to as string, { readonly: true });
+    // The restored home holds what the archive holds, and keeps its backups.
+    expect(existsSync(join(target, "notes-not-in-the-backup.txt"))).toBe(false);
+    expect(readFileSync(join(target, "backups", "older.tar.gz"), "utf8")).toBe("an older archive");
+    const state = report.movedAside.find((m) => m.from === join(target, "state"));
+    const previous = new BetterSqlite3(join(state?.to as string, "state.sqlite"), {
+      readonly: true,
+    });
     expect(previous.prepare("SELECT value_json FROM kv WHERE key = 'theme'").pluck().get()).toBe(
       '"old-value"',
     );

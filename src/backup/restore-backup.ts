@@ -1,20 +1,27 @@
 import {
   chmodSync,
-  closeSync,
-  copyFileSync,
   existsSync,
-  fsyncSync,
+  lstatSync,
   mkdirSync,
-  mkdtempSync,
-  openSync,
+  readdirSync,
   renameSync,
   rmSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { isStateError, StateError } from "../db/errors.js";
+import { describeHolders, findFileHolders } from "../db/file-holders.js";
 import { DIR_MODE, ensurePrivateDir, FILE_MODE } from "../db/files.js";
+import {
+  beginRestoreWork,
+  commitRestore,
+  RESTORE_WORK_DIR,
+  RESTORED_TREE,
+  type RestoreJournal,
+  settlePendingRestore,
+} from "../db/pending-restore.js";
 import { openStateHome, resolveHomePath, type StateHome } from "../home.js";
 import type { JsonValue } from "../stores/json.js";
+import { BACKUPS_DIR } from "./home-files.js";
 import type { BackupManifest } from "./manifest.js";
 import { rejectUnknownOptions, syncDir } from "./options.js";
 import {
@@ -29,7 +36,7 @@ import { archivePath, inspectArchive, type VerifyReport } from "./verify-backup.
 export interface RestoreBackupOptions {
   /** The home to restore into: new, empty, or (with `force`) one whose contents are moved aside. */
   home: string;
-  /** Move existing databases and colliding files aside (`<name>.replaced-<time>`) instead of refusing. */
+  /** Move the old home aside (into `backups/replaced-<time>/`) instead of refusing one with databases or colliding files. */
   force?: boolean;
 }
 
@@ -51,66 +58,40 @@ export interface RestoreReport {
   verify: VerifyReport;
 }
 
-const SIDECARS = ["", "-wal", "-shm", "-journal"];
-
 function conflict(target: string, what: string, paths: readonly string[]): StateError {
   return new StateError(
     "E_CONFLICT",
-    `${target} already has ${what} (${describePaths(target, paths)}); restore into a new or empty home, or pass --force to move them aside (renamed <name>.replaced-<time>)`,
+    `${target} already has ${what} (${describePaths(target, paths)}); restore into a new or empty home, or pass --force to move the old home aside (into ${BACKUPS_DIR}/replaced-<time>/)`,
     { details: { home: target, paths } },
   );
 }
 
-/** Renames each path (a database with its sidecars, so the pair still opens) out of the way. */
-function moveAside(databases: readonly string[], others: readonly string[]): MovedAside[] {
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const moved: MovedAside[] = [];
-  const move = (from: string, to: string) => {
-    renameSync(from, to);
-    moved.push({ from, to });
-  };
-  for (const db of databases) {
-    for (const suffix of SIDECARS) {
-      if (existsSync(`${db}${suffix}`)) move(`${db}${suffix}`, `${db}.replaced-${stamp}${suffix}`);
-    }
-  }
-  for (const path of others) move(path, `${path}.replaced-${stamp}`);
-  return moved;
+/** Another process with a file of the home open would go on writing into the moved-aside copy. */
+function refuseIfHeld(target: string): void {
+  const holders = findFileHolders(target);
+  if (holders === null || holders.length === 0) return;
+  throw new StateError(
+    "E_BUSY",
+    `${target} is open in another process: ${describeHolders(holders)}; stop it, then restore`,
+    { details: { home: target, holders } },
+  );
 }
 
-/** A rename, or a synced copy where the target is another filesystem (a mount point as home). */
-function moveFile(from: string, to: string): void {
-  try {
-    renameSync(from, to);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
-    copyFileSync(from, to);
-    const fd = openSync(to, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    chmodSync(to, FILE_MODE);
-    rmSync(from);
-  }
-}
-
-/** Renames each staged file to `root/<homePath>`, making every directory on the way private. */
-function placeItems(root: string, items: readonly RestoreItem[]): void {
-  chmodSync(root, DIR_MODE);
-  const dirs = new Set<string>([root]);
+/** Renames each staged file to `tree/<homePath>`, making every directory on the way private. */
+function placeItems(tree: string, items: readonly RestoreItem[]): void {
+  chmodSync(tree, DIR_MODE);
+  const dirs = new Set<string>([tree]);
   for (const item of items) {
-    const dest = join(root, ...item.homePath.split("/"));
+    const dest = join(tree, ...item.homePath.split("/"));
     const dir = dirname(dest);
     if (!dirs.has(dir)) {
       ensurePrivateDir(dir);
-      for (let up = dir; up !== root && up.startsWith(root); up = dirname(up))
+      for (let up = dir; up !== tree && up.startsWith(tree); up = dirname(up))
         chmodSync(up, DIR_MODE);
       dirs.add(dir);
     }
     chmodSync(item.staged, FILE_MODE);
-    moveFile(item.staged, dest);
+    renameSync(item.staged, dest);
   }
   for (const dir of dirs) syncDir(dir);
 }
@@ -149,13 +130,33 @@ function checkOptions(options: RestoreBackupOptions): { home: string; force: boo
   return { home: resolveHomePath(home), force };
 }
 
-async function restoreFromStaging(
-  archive: string,
-  target: string,
-  staging: string,
-  force: boolean,
-) {
-  const { report, manifest, scan } = await inspectArchive(archive, staging, {
+/** The old home's top-level entries that a forced restore moves aside, all but `backups/`. */
+function oldEntries(target: string): string[] {
+  return readdirSync(target)
+    .filter((name) => name !== BACKUPS_DIR && name !== RESTORE_WORK_DIR)
+    .sort();
+}
+
+/** Where a forced restore puts the old home: inside `backups/`, which backups never carry. */
+function asideDir(target: string): string {
+  const backups = join(target, BACKUPS_DIR);
+  if (existsSync(backups)) {
+    const stat = lstatSync(backups);
+    if (!stat.isDirectory() || stat.dev !== lstatSync(target).dev) {
+      throw new StateError(
+        "E_PATH",
+        `${backups} is not a directory on the home's filesystem, so the old home cannot be moved aside into it`,
+        { details: { path: backups } },
+      );
+    }
+  }
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  return `${BACKUPS_DIR}/replaced-${stamp}`;
+}
+
+/** Verifies the archive into the work directory and builds the restored tree there. */
+async function stage(archive: string, work: string) {
+  const { report, manifest, scan } = await inspectArchive(archive, join(work, "archive"), {
     stageFiles: true,
     durable: true,
   });
@@ -165,35 +166,24 @@ async function restoreFromStaging(
     });
   }
   const items = planRestore(manifest, scan);
-  const databases = existingDatabases(target);
-  const inTheWay = blockers(target, items).filter((path) => !databases.includes(path));
-  if (!force && inTheWay.length > 0)
-    throw conflict(target, "files the backup would replace", inTheWay);
-  const movedAside = force ? moveAside(databases, inTheWay) : [];
-  try {
-    install(target, staging, items);
-  } catch (error) {
-    const aside = movedAside.map((moved) => moved.to);
-    throw new StateError(
-      "E_IO",
-      `restore into ${target} failed while moving files into place: ${(error as Error).message}${aside.length > 0 ? `; the previous files are kept as ${describePaths(target, aside)}` : ""}`,
-      { cause: error, details: { home: target, movedAside } },
-    );
-  }
-  return { report, manifest, items, movedAside };
-}
-
-function install(target: string, staging: string, items: readonly RestoreItem[]): void {
-  if (existsSync(target)) {
-    placeItems(target, items);
-    return;
-  }
-  // A new home appears in one rename, complete, or not at all.
-  const tree = join(staging, "home");
+  const tree = join(work, RESTORED_TREE);
   mkdirSync(tree, { mode: DIR_MODE });
   placeItems(tree, items);
-  renameSync(tree, target);
-  syncDir(dirname(target));
+  return { report, manifest, items };
+}
+
+/** Decides what the commit moves aside: with `force` the whole old home, else nothing may collide. */
+function journalFor(target: string, items: readonly RestoreItem[], force: boolean): RestoreJournal {
+  const names = oldEntries(target);
+  if (force) {
+    if (names.length === 0) return { aside: null, moveAside: [] };
+    return { aside: asideDir(target), moveAside: names };
+  }
+  const databases = existingDatabases(target);
+  if (databases.length > 0) throw conflict(target, "databases", databases);
+  const inTheWay = blockers(target, items);
+  if (inTheWay.length > 0) throw conflict(target, "files the backup would replace", inTheWay);
+  return { aside: null, moveAside: [] };
 }
 
 function summarize(
@@ -201,11 +191,12 @@ function summarize(
   target: string,
   manifest: BackupManifest,
   items: readonly RestoreItem[],
-  movedAside: MovedAside[],
+  journal: RestoreJournal,
   verify: VerifyReport,
 ): RestoreReport {
   const agents = openRestored(target, manifest);
   const entries = [...manifest.databases, ...manifest.files];
+  const aside = journal.aside === null ? null : join(target, ...journal.aside.split("/"));
   return {
     archive,
     home: target,
@@ -214,17 +205,29 @@ function summarize(
     files: items.filter((item) => !item.isDatabase).length,
     bytes: entries.reduce((sum, entry) => sum + entry.bytes, 0),
     agents,
-    movedAside,
+    movedAside: aside
+      ? journal.moveAside.map((name) => ({ from: join(target, name), to: join(aside, name) }))
+      : [],
     verify,
   };
 }
 
+/** Makes the target (and missing parents) private; returns the topmost directory it created. */
+function prepareTarget(target: string): string | undefined {
+  const created = mkdirSync(target, { recursive: true, mode: DIR_MODE });
+  chmodSync(target, DIR_MODE);
+  return created;
+}
+
 /**
- * Restores a home from an archive. The archive is verified first, in full, into a private staging
- * directory beside the target (so the final moves are renames on one filesystem); a bad archive
- * leaves the target untouched. A target that has databases is refused unless `force`, which moves
- * them (and any file in the way) aside instead of deleting them. Directories end up 0700, files
- * 0600; the restored home is opened, with every agent database, before this returns.
+ * Restores a home from an archive. The archive is verified first, in full, into a private work
+ * directory inside the target (so every move is a rename on one filesystem); a bad archive leaves
+ * the target as it was. A target that has databases or files where restored ones go is refused
+ * unless `force`, which moves the whole old home aside into `backups/replaced-<time>/` (never
+ * deleting anything); a home another process has open is always refused, naming the process.
+ * The switch is committed by a journal: a crash at any point leaves the old home, or the restored
+ * one once the next open (or restore) finishes the switch. Directories end up 0700, files 0600;
+ * the restored home is opened, with every agent database, before this returns.
  */
 export async function restoreBackup(
   file: string,
@@ -232,23 +235,25 @@ export async function restoreBackup(
 ): Promise<RestoreReport> {
   const { home: target, force } = checkOptions(options);
   const archive = archivePath(file, "restoreBackup");
+  if (existsSync(target)) settlePendingRestore(target);
   const existing = existingDatabases(target);
   if (existing.length > 0 && !force) throw conflict(target, "databases", existing);
-  const createdParent = mkdirSync(dirname(target), { recursive: true, mode: DIR_MODE });
-  const staging = mkdtempSync(join(dirname(target), ".agentstate-restore-"));
+  refuseIfHeld(target);
+  const created = prepareTarget(target);
   let restored = false;
+  const work = beginRestoreWork(target);
   try {
-    const { report, manifest, items, movedAside } = await restoreFromStaging(
-      archive,
-      target,
-      staging,
-      force,
-    );
+    const { report, manifest, items } = await stage(archive, work);
+    const journal = journalFor(target, items, force);
+    refuseIfHeld(target);
+    commitRestore(target, journal);
     restored = true;
-    return summarize(archive, target, manifest, items, movedAside, report);
+    return summarize(archive, target, manifest, items, journal, report);
   } finally {
-    rmSync(staging, { recursive: true, force: true });
-    // A refused restore leaves no trace, not even the parent directories it made for the target.
-    if (!restored && createdParent) rmSync(createdParent, { recursive: true, force: true });
+    if (!restored) {
+      rmSync(work, { recursive: true, force: true });
+      // A refused restore leaves no trace, not even the directories it made for the target.
+      if (created) rmSync(created, { recursive: true, force: true });
+    }
   }
 }

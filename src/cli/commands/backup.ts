@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import type { Command } from "commander";
 import {
   type BackupProgress,
@@ -109,7 +110,8 @@ function renderRestored(report: RestoreReport): string {
     `restored backup ${report.backupId} into ${report.home}: ${report.databases} databases, ${report.files} files (${formatBytes(report.bytes)})`,
     `agents: ${report.agents.join(", ") || "-"}`,
   ];
-  for (const moved of report.movedAside) lines.push(`moved aside: ${moved.from} -> ${moved.to}`);
+  const aside = report.movedAside[0];
+  if (aside) lines.push(`the old home was moved aside, whole, into ${dirname(aside.to)}`);
   lines.push(`next: agentstate status --home ${report.home}`);
   return lines.join("\n");
 }
@@ -172,7 +174,7 @@ function registerRestore(backup: Command): void {
     .requiredOption("--home <dir>", "the home to restore into (new or empty, unless --force)")
     .option(
       "--force",
-      "move the target's existing databases and colliding files aside (<name>.replaced-<time>)",
+      "move the old home aside (into <home>/backups/replaced-<time>/) instead of refusing it",
     );
   addJsonOption(command).action(async (file: string, options: RestoreOptions) => {
     const report = await restoreBackup(file, { home: options.home, force: options.force ?? false });
