@@ -13,6 +13,11 @@ export {
 } from "./backup/create-backup.js";
 export { type BackupRunSummary, listBackups } from "./backup/list-backups.js";
 export {
+  type PruneBackupsOptions,
+  type PruneReport,
+  pruneBackups,
+} from "./backup/prune-backups.js";
+export {
   type RestoreBackupOptions,
   type RestoreReport,
   restoreBackup,

@@ -27,6 +27,7 @@ describe("public API", () => {
         "verifyBackup",
         "restoreBackup",
         "listBackups",
+        "pruneBackups",
         "planMigration",
         "runDoctorFix",
         "startServer",

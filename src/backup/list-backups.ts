@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { openStateHome, StateHome } from "../home.js";
 import type { BackupRunStatus } from "../stores/global/backup-run-store.js";
 import { rejectUnknownOptions } from "./options.js";
@@ -10,6 +10,8 @@ export interface BackupRunSummary {
   status: BackupRunStatus;
   /** Whether the archive is still at its recorded path. */
   archiveExists: boolean;
+  /** The archive's size on disk, when it is there. */
+  bytes: number | null;
   /** From the manifest of a succeeded run; null otherwise. */
   databases: number | null;
   files: number | null;
@@ -20,6 +22,15 @@ export interface BackupRunSummary {
 export interface ListBackupsOptions {
   /** At most this many runs, newest first (default 100). */
   limit?: number;
+}
+
+function archiveSize(path: string): number | null {
+  try {
+    const stat = statSync(path);
+    return stat.isFile() ? stat.size : null;
+  } catch {
+    return null;
+  }
 }
 
 function count(value: unknown): number | null {
@@ -43,16 +54,20 @@ export function listBackups(
   const owned = typeof home === "string" ? openStateHome({ home, create: false }) : null;
   try {
     const runs = (owned ?? (home as StateHome)).backups.list(options.limit ?? 100);
-    return runs.map((run) => ({
-      id: run.id,
-      createdAt: run.createdAt,
-      archive: run.archivePath,
-      status: run.status,
-      archiveExists: existsSync(run.archivePath),
-      databases: run.status === "succeeded" ? count(run.manifest.databases) : null,
-      files: run.status === "succeeded" ? count(run.manifest.files) : null,
-      error: errorOf(run.manifest),
-    }));
+    return runs.map((run) => {
+      const bytes = archiveSize(run.archivePath);
+      return {
+        id: run.id,
+        createdAt: run.createdAt,
+        archive: run.archivePath,
+        status: run.status,
+        archiveExists: bytes !== null,
+        bytes,
+        databases: run.status === "succeeded" ? count(run.manifest.databases) : null,
+        files: run.status === "succeeded" ? count(run.manifest.files) : null,
+        error: errorOf(run.manifest),
+      };
+    });
   } finally {
     owned?.close();
   }

@@ -1,4 +1,5 @@
 /** Plain-text tables and sizes for the CLI. JSON output goes through `printJson`. */
+import { flatten, sanitize, truncate } from "./render/style.js";
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -20,18 +21,42 @@ export interface Column<Row> {
   header: string;
   value: (row: Row) => string | number;
   align?: "left" | "right";
+  /** Cells longer than this are cut, ending in "…", unless the table is rendered `full`. */
+  max?: number;
 }
 
-export function renderTable<Row>(rows: readonly Row[], columns: readonly Column<Row>[]): string {
-  const cells = rows.map((row) => columns.map((column) => String(column.value(row))));
+export interface TableOptions {
+  /** Show every cell whole (`--full`). */
+  full?: boolean;
+}
+
+// An ANSI escape sequence (CSI or OSC) from a label or a tool's output would restyle the terminal.
+const ANSI = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?)/g;
+
+/** One row stays one line: escape sequences go, and newlines, tabs and other controls become spaces. */
+export function cleanCell(text: string): string {
+  return sanitize(flatten(text.replace(ANSI, "")));
+}
+
+export function renderTable<Row>(
+  rows: readonly Row[],
+  columns: readonly Column<Row>[],
+  options: TableOptions = {},
+): string {
+  const cells = rows.map((row) =>
+    columns.map((column) => {
+      const text = cleanCell(String(column.value(row)));
+      return column.max === undefined || options.full ? text : truncate(text, column.max);
+    }),
+  );
   const widths = columns.map((column, i) =>
-    Math.max(column.header.length, ...cells.map((line) => (line[i] ?? "").length)),
+    Math.max(column.header.length, ...cells.map((line) => Array.from(line[i] ?? "").length)),
   );
   const format = (line: readonly string[]): string =>
     line
       .map((cell, i) => {
-        const width = widths[i] ?? 0;
-        return columns[i]?.align === "right" ? cell.padStart(width) : cell.padEnd(width);
+        const pad = " ".repeat(Math.max(0, (widths[i] ?? 0) - Array.from(cell).length));
+        return columns[i]?.align === "right" ? pad + cell : cell + pad;
       })
       .join("  ")
       .trimEnd();

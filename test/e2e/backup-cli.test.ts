@@ -1,10 +1,12 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { makeHome, rewrite } from "../../src/backup/test-support/archives.js";
+import { formatBytes } from "../../src/cli/output.js";
 import { modeOf, useTempDirs } from "../../src/test-support/temp-dir.js";
+import { generateLegacyHome } from "../fixtures/generate-legacy-home.mjs";
 import { requireBuild } from "../support/built.js";
 import { cli } from "../support/cli.js";
 
@@ -45,6 +47,7 @@ describe("agentstate backup --help", () => {
     ["backup", "verify"],
     ["backup", "restore"],
     ["backup", "list"],
+    ["backup", "prune"],
   ]) {
     it(`documents ${command.join(" ")}`, () => {
       const result = cli([...command, "--help"]);
@@ -70,7 +73,10 @@ describe("agentstate backup", () => {
     expect(run?.status).toBe("succeeded");
     const archive = run?.archive as string;
     expect(modeOf(lstatSync(archive))).toBe(0o600);
-    expect(cli(["backup", "list", "--home", home]).stdout).toMatch(/succeeded\s+3\s+2\s+\//);
+    const size = statSync(archive).size;
+    expect(cli(["backup", "list", "--home", home]).stdout).toMatch(
+      new RegExp(`succeeded\\s+3\\s+2\\s+${formatBytes(size).replace(".", "\\.")}\\s+backups/`),
+    );
 
     const verified = cli(["backup", "verify", archive]);
     expect(verified.status, verified.stderr).toBe(0);
@@ -166,5 +172,67 @@ describe("agentstate backup", () => {
     expect(missing.stderr).toMatch(/no backup archive at/);
     expect(cli(["backup", "create", "--home", join(tempDir(), "nohome")]).status).toBe(3);
     expect(cli(["backup", "restore", "x.tar.gz"]).stderr).toMatch(/--home/);
+  });
+});
+
+describe("agentstate backup verify on damage, and prune", () => {
+  it("a damaged archive: the first bad entry and a short summary, never long lines (exit 4)", () => {
+    const home = makeHome(tempDir(), 200);
+    const archive = create(home, "--out", join(tempDir(), "a.tar"), "--no-compress");
+    const bytes = readFileSync(archive);
+    // Damage the body of the first snapshot (it follows its 512-byte header), not the tar framing.
+    bytes.fill(0x41, 512 + 4096, 512 + 4096 * 8);
+    const bad = join(tempDir(), "bad.tar");
+    writeFileSync(bad, bytes);
+    const result = cli(["backup", "verify", bad]);
+    expect(result.status).toBe(4);
+    expect(result.stdout).toMatch(/^FAILED: \d+ problems?, 1 of 6 entries bad$/m);
+    expect(result.stdout).toMatch(/entry "databases\/[^"]+": SHA-256 mismatch/);
+    for (const line of `${result.stdout}${result.stderr}`.split("\n"))
+      expect(line.length, line).toBeLessThanOrEqual(200);
+    const full = cli(["backup", "verify", bad, "--full"]);
+    expect(full.status).toBe(4);
+    expect(full.stdout.length).toBeGreaterThanOrEqual(result.stdout.length);
+  });
+
+  it("a file that is not an archive: one line, exit 4", () => {
+    const file = join(tempDir(), "notes.txt");
+    writeFileSync(file, "hello\n");
+    const result = cli(["backup", "verify", file]);
+    expect(result.status).toBe(4);
+    expect(result.stdout.trim().split("\n")).toEqual([
+      expect.stringMatching(/^not a backup archive: .*notes\.txt: /),
+    ]);
+  });
+
+  it("prune --keep N deletes the oldest archives in backups/, pre-migration ones included", () => {
+    const home = join(tempDir(), "legacy");
+    generateLegacyHome(home, { agents: 1, sessions: 2, events: 3 });
+    expect(cli(["doctor", "--fix", "--home", home]).status).toBe(0);
+    const elsewhere = create(home, "--out", join(tempDir(), "mine.tar.gz"));
+    const second = create(home);
+    const newest = create(home);
+    const listed = JSON.parse(cli(["backup", "list", "--home", home, "--json"]).stdout) as Array<{
+      archive: string;
+      bytes: number;
+    }>;
+    expect(listed).toHaveLength(4);
+    const preMigration = listed[3]?.archive as string;
+    for (const run of listed) expect(run.bytes).toBe(statSync(run.archive).size);
+
+    const dry = cli(["backup", "prune", "--keep", "2", "--dry-run", "--home", home, "--json"]);
+    expect(dry.status, dry.stderr).toBe(0);
+    const planned = JSON.parse(dry.stdout) as { deleted: Array<{ archive: string }> };
+    expect(planned.deleted.map((d) => d.archive)).toEqual([preMigration]);
+    expect(existsSync(preMigration)).toBe(true);
+
+    const pruned = cli(["backup", "prune", "--keep", "1", "--home", home]);
+    expect(pruned.status, pruned.stderr).toBe(0);
+    expect(pruned.stdout).toMatch(/^kept 1 newest, deleted 2 \(/);
+    expect(pruned.stdout).toContain(`kept ${elsewhere}: outside`);
+    expect([newest, elsewhere].every(existsSync)).toBe(true);
+    expect([second, preMigration].some(existsSync)).toBe(false);
+    expect(cli(["backup", "list", "--home", home]).stdout).toMatch(/\(gone\)/);
+    expect(cli(["backup", "prune", "--keep", "0", "--home", home]).status).toBe(2);
   });
 });

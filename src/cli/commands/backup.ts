@@ -1,4 +1,4 @@
-import { dirname } from "node:path";
+import { dirname, isAbsolute, relative } from "node:path";
 import type { Command } from "commander";
 import {
   type BackupProgress,
@@ -6,6 +6,7 @@ import {
   createBackup,
 } from "../../backup/create-backup.js";
 import { listBackups } from "../../backup/list-backups.js";
+import { type PruneReport, pruneBackups } from "../../backup/prune-backups.js";
 import { type RestoreReport, restoreBackup } from "../../backup/restore-backup.js";
 import { type VerifyReport, verifyBackup } from "../../backup/verify-backup.js";
 import { StateError } from "../../db/errors.js";
@@ -17,7 +18,8 @@ import {
   type JsonOption,
   parseInteger,
 } from "../common.js";
-import { formatBytes, printJson, renderTable } from "../output.js";
+import { cleanCell, formatBytes, printJson, renderTable } from "../output.js";
+import { truncate } from "../render/style.js";
 
 interface CreateOptions extends HomeOptions, JsonOption {
   out?: string;
@@ -31,6 +33,15 @@ interface RestoreOptions extends JsonOption {
 
 interface ListOptions extends HomeOptions, JsonOption {
   limit: string;
+}
+
+interface VerifyOptions extends JsonOption {
+  full?: boolean;
+}
+
+interface PruneOptions extends HomeOptions, JsonOption {
+  keep: string;
+  dryRun?: boolean;
 }
 
 /** A one-line progress display on a terminal's stderr; nothing when stderr is not a terminal. */
@@ -71,37 +82,55 @@ function renderCreated(report: BackupReport): string {
   return lines.join("\n");
 }
 
-function renderVerify(report: VerifyReport): string {
+const SHOWN_PROBLEMS = 5;
+
+function renderProblems(report: VerifyReport, full: boolean): string[] {
+  const bad = report.entries.filter((entry) => entry.status !== "ok").length;
+  const shown = full ? report.problems : report.problems.slice(0, SHOWN_PROBLEMS);
+  const lines = [
+    `FAILED: ${report.problems.length} problem${report.problems.length === 1 ? "" : "s"}, ${bad} of ${report.entries.length} entries bad`,
+    ...shown.map((p) => `  ${full ? p.message : truncate(cleanCell(p.message), 160)}`),
+  ];
+  const more = report.problems.length - shown.length;
+  if (more > 0) lines.push(`  … and ${more} more (--full shows every problem whole)`);
+  return lines;
+}
+
+function renderVerify(report: VerifyReport, full: boolean): string {
+  if (report.entries.length === 0 && !report.ok) {
+    return `not a backup archive: ${report.archive}: ${report.firstProblem}`;
+  }
   const made = report.createdAt === null ? "" : ` made ${new Date(report.createdAt).toISOString()}`;
   const lines = [
     `archive: ${report.archive} (${report.compressed ? "tar.gz" : "tar"})`,
     `backup: ${report.backupId ?? "?"} of ${report.home ?? "?"}${made}`,
     "",
-    renderTable(report.entries, [
-      { header: "ENTRY", value: (e) => e.path },
-      {
-        header: "KIND",
-        value: (e) =>
-          e.kind === "database" ? `${e.role}${e.agentId ? `:${e.agentId}` : ""}` : e.kind,
-      },
-      {
-        header: "BYTES",
-        value: (e) => (e.bytes === null ? "-" : formatBytes(e.bytes)),
-        align: "right",
-      },
-      { header: "SHA256", value: (e) => e.sha256?.slice(0, 12) ?? "-" },
-      { header: "SCHEMA", value: (e) => e.schemaVersion ?? "-", align: "right" },
-      { header: "INTEGRITY", value: (e) => e.integrityCheck ?? "-" },
-      { header: "STATUS", value: (e) => e.status },
-    ]),
+    renderTable(
+      report.entries,
+      [
+        { header: "ENTRY", value: (e) => e.path, max: 40 },
+        {
+          header: "KIND",
+          value: (e) =>
+            e.kind === "database" ? `${e.role}${e.agentId ? `:${e.agentId}` : ""}` : e.kind,
+          max: 16,
+        },
+        {
+          header: "BYTES",
+          value: (e) => (e.bytes === null ? "-" : formatBytes(e.bytes)),
+          align: "right",
+        },
+        { header: "SHA256", value: (e) => e.sha256?.slice(0, 12) ?? "-" },
+        { header: "SCHEMA", value: (e) => e.schemaVersion ?? "-", align: "right" },
+        { header: "INTEGRITY", value: (e) => e.integrityCheck ?? "-", max: 24 },
+        { header: "STATUS", value: (e) => e.status },
+      ],
+      { full },
+    ),
     "",
   ];
   if (report.ok) lines.push(`ok: ${report.entries.length} entries verified`);
-  else
-    lines.push(
-      `FAILED (${report.problems.length} problems):`,
-      ...report.problems.map((p) => `  ${p.message}`),
-    );
+  else lines.push(...renderProblems(report, full));
   return lines.join("\n");
 }
 
@@ -155,14 +184,18 @@ function registerVerify(backup: Command): void {
     .description(
       "re-hash every entry against the manifest and integrity_check every snapshot (in a private temp dir, removed after)",
     );
-  addJsonOption(command).action(async (file: string, options: JsonOption) => {
+  command.option("--full", "show every problem and table cell whole");
+  addJsonOption(command).action(async (file: string, options: VerifyOptions) => {
     const report = await verifyBackup(file);
     if (options.json) printJson(report);
-    else process.stdout.write(`${renderVerify(report)}\n`);
+    else process.stdout.write(`${renderVerify(report, options.full ?? false)}\n`);
     if (!report.ok) {
-      throw new StateError("E_CORRUPT", `backup verification failed: ${report.firstProblem}`, {
-        details: { archive: report.archive },
-      });
+      const first = report.firstProblem ?? "";
+      throw new StateError(
+        "E_CORRUPT",
+        `backup verification failed: ${options.full ? first : truncate(cleanCell(first), 200)}`,
+        { details: { archive: report.archive } },
+      );
     }
   });
 }
@@ -196,24 +229,77 @@ function registerList(backup: Command): void {
       printJson(runs);
       return;
     }
+    const home = resolveHomePath(options.home);
     const table = renderTable(runs, [
       { header: "ID", value: (r) => r.id.slice(0, 8) },
-      { header: "CREATED", value: (r) => new Date(r.createdAt).toISOString() },
+      { header: "CREATED", value: (r) => new Date(r.createdAt).toISOString().slice(0, 19) },
       { header: "STATUS", value: (r) => r.status },
       { header: "DBS", value: (r) => r.databases ?? "-", align: "right" },
       { header: "FILES", value: (r) => r.files ?? "-", align: "right" },
-      { header: "ARCHIVE", value: (r) => `${r.archive}${r.archiveExists ? "" : " (missing)"}` },
+      {
+        header: "SIZE",
+        value: (r) => (r.bytes === null ? "-" : formatBytes(r.bytes)),
+        align: "right",
+      },
+      {
+        header: "ARCHIVE",
+        value: (r) => `${shortPath(home, r.archive)}${r.archiveExists ? "" : " (gone)"}`,
+      },
     ]);
     process.stdout.write(`${runs.length === 0 ? "no backups recorded" : table}\n`);
+  });
+}
+
+/** A path inside the home relative to it, so the table fits a terminal. */
+function shortPath(home: string, path: string): string {
+  const inside = relative(home, path);
+  return inside.startsWith("..") || isAbsolute(inside) ? path : inside;
+}
+
+function renderPruned(report: PruneReport, home: string): string {
+  const verb = report.dryRun ? "would delete" : "deleted";
+  const lines = [
+    `kept ${report.kept.length} newest, ${verb} ${report.deleted.length} (${formatBytes(report.freedBytes)})`,
+  ];
+  for (const pruned of report.deleted) lines.push(`  ${verb} ${shortPath(home, pruned.archive)}`);
+  for (const outside of report.outside)
+    lines.push(
+      `  kept ${outside.archive}: outside ${home}/backups/, delete it yourself if unneeded`,
+    );
+  return lines.join("\n");
+}
+
+function registerPrune(backup: Command): void {
+  const command = backup
+    .command("prune")
+    .description(
+      "delete all but the newest archives of succeeded runs (pre-migration backups included)",
+    )
+    .requiredOption("--keep <n>", "how many of the newest archives to keep (at least 1)")
+    .option("--dry-run", "show what would be deleted, delete nothing")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  agentstate backup prune --keep 5 --dry-run\n  agentstate backup prune --keep 5 --home ~/.agentstate --json\n\nOnly archives inside <home>/backups/ are deleted; runs stay recorded (backup list shows them as gone).",
+    );
+  addHomeOption(command);
+  addJsonOption(command).action((options: PruneOptions) => {
+    const keep = parseInteger("--keep", options.keep, 1, 1_000_000);
+    const home = resolveHomePath(options.home);
+    const report = pruneBackups(home, { keep, dryRun: options.dryRun ?? false });
+    if (options.json) printJson(report);
+    else process.stdout.write(`${renderPruned(report, home)}\n`);
   });
 }
 
 export function registerBackup(program: Command): void {
   const backup = program
     .command("backup")
-    .description("back up a home into one archive, verify an archive, restore one, list runs");
+    .description(
+      "back up a home into one archive, verify an archive, restore one, list and prune runs",
+    );
   registerCreate(backup);
   registerVerify(backup);
   registerRestore(backup);
   registerList(backup);
+  registerPrune(backup);
 }

@@ -54,6 +54,7 @@ export class BackupRunStore {
   private readonly update: SqlStatement;
   private readonly selectOne: SqlStatement<BackupRunRow>;
   private readonly selectRecent: SqlStatement<BackupRunRow>;
+  private readonly selectAll: SqlStatement<BackupRunRow>;
 
   constructor(db: Database) {
     this.insert = db.prepare(
@@ -66,6 +67,7 @@ export class BackupRunStore {
     this.selectRecent = db.prepare(
       "SELECT * FROM backup_runs ORDER BY created_at DESC, id DESC LIMIT ?",
     );
+    this.selectAll = db.prepare("SELECT * FROM backup_runs ORDER BY created_at DESC, id DESC");
   }
 
   start(id: string, createdAt: number, archivePath: string): void {
@@ -88,5 +90,10 @@ export class BackupRunStore {
       throw new TypeError(`Expected a limit from 1 to ${MAX_LIST_LIMIT}, got ${limit}`);
     }
     return this.selectRecent.all(limit).map(fromRow);
+  }
+
+  /** Every run, the most recent first. */
+  listAll(): BackupRun[] {
+    return this.selectAll.all().map(fromRow);
   }
 }
