@@ -16,17 +16,22 @@ export interface DispatchOptions {
   signal?: AbortSignal;
   /** How long a cancelled worker gets to stop before it is terminated. */
   cancelGraceMs: number;
+  /**
+   * Called once the worker is dead without having finished: delivers to the bus what the run
+   * stored but never reported, and returns how many transcript events it stored.
+   */
+  readBack: () => number;
 }
 
-function deadOutcome(death: WorkerDeath, bus: RunEventBus): TurnOutcome {
-  const failure = { ...death };
-  return { status: "crashed", text: "", usage: null, persisted: bus.messages, failure };
+function deadOutcome(death: WorkerDeath, persisted: number): TurnOutcome {
+  return { status: "crashed", text: "", usage: null, persisted, failure: { ...death } };
 }
 
 /**
  * Runs one prepared turn on a worker and settles with its outcome, whatever happens: the worker's
  * own `done`, a cancel it acknowledges in time, a cancel it ignores (terminated after the grace
- * period), or its death. Never rejects, so a dead worker cannot leave the parent waiting.
+ * period), or its death. Never rejects, so a dead worker cannot leave the parent waiting. A
+ * worker that did not finish is read back only once it is gone, when it can store no more.
  */
 export function dispatchRun(
   transport: WorkerTransport,
@@ -38,6 +43,8 @@ export function dispatchRun(
     let settled = false;
     let grace: NodeJS.Timeout | undefined;
     let control: RunControl | undefined;
+    // Set while the parent terminates a worker that ignored its cancel: its exit is expected.
+    let terminating = false;
     const unlisten = transport.listen({
       message(message) {
         if (message.type === "events") {
@@ -47,7 +54,7 @@ export function dispatchRun(
         }
       },
       exit(death) {
-        settle(deadOutcome(death, bus), false);
+        if (!terminating) settle(deadOutcome(death, options.readBack()), false);
       },
     });
     bus.onHandlerError = (error) => {
@@ -63,10 +70,11 @@ export function dispatchRun(
       resolve({ outcome, reusable });
     }
     if (!transport.alive) {
-      settle(
-        deadOutcome({ kind: "exit", message: "the worker was gone before the run started" }, bus),
-        false,
-      );
+      const death = {
+        kind: "exit",
+        message: "the worker was gone before the run started",
+      } as const;
+      settle(deadOutcome(death, 0), false);
       return;
     }
     // The run goes out first: a cancel for a run the worker has not seen would be ignored.
@@ -78,10 +86,12 @@ export function dispatchRun(
         kind: cancel.kind,
         message: cancel.message,
       });
-      grace = setTimeout(() => {
+      grace = setTimeout(async () => {
+        terminating = true;
+        await transport.kill();
+        if (settled) return; // it sent `done` after all while it was being terminated
         const { status, failure } = cancelledOutcome(cancel.kind, cancel.message, true);
-        settle({ status, text: "", usage: null, persisted: bus.messages, failure }, false);
-        void transport.kill();
+        settle({ status, text: "", usage: null, persisted: options.readBack(), failure }, false);
       }, options.cancelGraceMs);
     });
   });

@@ -75,4 +75,42 @@ describe("RunEventBus", () => {
     bus.close("r", completed, "thread");
     expect(bus.delivered).toBe(1);
   });
+
+  it("recovers the stored messages it never heard, numbered after what it did, before end", async () => {
+    const seen: RunEvent[] = [];
+    const bus = new RunEventBus((event) => {
+      seen.push(event);
+    });
+    const stored = ["u", "a1", "a2"].map((eventId, i) => ({
+      role: i === 0 ? ("user" as const) : ("assistant" as const),
+      eventId,
+      transcriptSeq: i + 2,
+      text: eventId,
+    }));
+    bus.push({ kind: "lifecycle", phase: "start", mode: "thread", runId: "r", seq: 1, at: 0 });
+    bus.push({ kind: "message", ...(stored[0] as (typeof stored)[0]), runId: "r", seq: 2, at: 0 });
+    bus.recover("r", stored, "thread");
+    const failure = { kind: "exit" as const, message: "gone", exitCode: 1 };
+    bus.close("r", { ...completed, status: "crashed", failure }, "thread");
+    await bus.drain();
+    expect(seen.map((e) => [e.seq, e.kind, e.kind === "message" ? e.eventId : ""])).toEqual([
+      [1, "lifecycle", ""],
+      [2, "message", "u"],
+      [3, "message", "a1"],
+      [4, "message", "a2"],
+      [5, "lifecycle", ""],
+      [6, "final", ""],
+    ]);
+    expect(bus.messages).toBe(3);
+  });
+
+  it("opens with lifecycle start when it heard nothing from a dead worker", async () => {
+    const seen: RunEvent[] = [];
+    const silent = new RunEventBus((event) => {
+      seen.push(event);
+    });
+    silent.recover("r", [], "process");
+    await silent.drain();
+    expect(seen).toEqual([expect.objectContaining({ kind: "lifecycle", phase: "start", seq: 1 })]);
+  });
 });

@@ -1,6 +1,9 @@
 import type { TurnOutcome } from "./execute-turn.js";
 import type { RunEventHandler } from "./prepared-run.js";
-import type { ExecutionMode, RunEvent } from "./run-events.js";
+import type { ExecutionMode, MessageEvent, RunEvent } from "./run-events.js";
+
+/** A stored message as a `message` event before the bus numbers it. */
+export type StoredMessage = Pick<MessageEvent, "role" | "eventId" | "transcriptSeq" | "text">;
 
 /**
  * Delivers one run's events to a parent handler strictly in the worker's order (by `seq`; an
@@ -17,6 +20,8 @@ export class RunEventBus {
   private lastSeq = 0;
   private finalSeen = false;
   private readonly early = new Map<number, RunEvent>();
+  /** Event ids of the stored messages delivered so far. */
+  private readonly heard = new Set<string>();
   private tail: Promise<void> = Promise.resolve();
 
   constructor(private readonly handler?: RunEventHandler) {}
@@ -44,10 +49,7 @@ export class RunEventBus {
    * `final` itself, so every run ends with exactly one final event.
    */
   close(runId: string, outcome: TurnOutcome, mode: ExecutionMode): void {
-    for (const seq of [...this.early.keys()].sort((a, b) => a - b)) {
-      this.deliver(this.early.get(seq) as RunEvent);
-    }
-    this.early.clear();
+    this.flushEarly();
     if (this.finalSeen) return;
     const at = Date.now();
     this.deliver({ kind: "lifecycle", phase: "end", mode, runId, seq: this.lastSeq + 1, at });
@@ -62,14 +64,44 @@ export class RunEventBus {
     });
   }
 
+  /**
+   * After a worker died: delivers the messages it stored (read back from the database, in
+   * transcript order) that it never reported, numbered after what was heard, so the handler
+   * sees every stored row before `close` writes `end` and `final`. When nothing at all was
+   * heard, `lifecycle start` goes first, so the stream still opens the way every run's does.
+   */
+  recover(runId: string, stored: readonly StoredMessage[], mode: ExecutionMode): void {
+    this.flushEarly();
+    if (this.finalSeen) return;
+    const at = Date.now();
+    if (this.lastSeq === 0) {
+      this.deliver({ kind: "lifecycle", phase: "start", mode, runId, seq: 1, at });
+    }
+    for (const message of stored) {
+      if (this.heard.has(message.eventId)) continue;
+      this.deliver({ kind: "message", ...message, runId, seq: this.lastSeq + 1, at });
+    }
+  }
+
   /** Resolves when the handler has returned for every event pushed so far. */
   drain(): Promise<void> {
     return this.tail;
   }
 
+  /** Events still waiting for a gap that will never fill go out in order. */
+  private flushEarly(): void {
+    for (const seq of [...this.early.keys()].sort((a, b) => a - b)) {
+      this.deliver(this.early.get(seq) as RunEvent);
+    }
+    this.early.clear();
+  }
+
   private deliver(event: RunEvent): void {
     this.lastSeq = event.seq;
-    if (event.kind === "message") this.messages++;
+    if (event.kind === "message") {
+      this.messages++;
+      this.heard.add(event.eventId);
+    }
     if (event.kind === "final") this.finalSeen = true;
     const handler = this.handler;
     if (!handler) return;

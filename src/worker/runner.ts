@@ -7,7 +7,7 @@ import { StateError } from "../db/errors.js";
 import { openStateHome, resolveHomePath, StateHome } from "../home.js";
 import type { AgentRuntimeBackend } from "./backend.js";
 import { cancelledOutcome } from "./cancel.js";
-import { dispatchRun } from "./dispatch.js";
+import { type Dispatched, dispatchRun } from "./dispatch.js";
 import { executeTurn, type TurnOutcome } from "./execute-turn.js";
 import { loadBackend } from "./load-backend.js";
 import { permissionFlags, permissionGrants } from "./permission.js";
@@ -16,8 +16,9 @@ import { type AgentTurnParams, type PreparedAgentRun, prepareAgentRun } from "./
 import { RunControl } from "./run-control.js";
 import { RunEventBus } from "./run-event-bus.js";
 import type { ExecutionMode, RunBlocker, RunResult } from "./run-events.js";
+import { RunRows } from "./run-rows.js";
 import { SessionLanes } from "./session-lanes.js";
-import { startProcess } from "./transport.js";
+import { startProcess, type WorkerTransport } from "./transport.js";
 
 export const WORKER_MODES = ["inline", "auto", "worker"] as const;
 /**
@@ -289,13 +290,25 @@ export class AgentRuntime {
       pool.release(transport, true);
       return notStarted();
     }
-    const dispatched = await dispatchRun(transport, run, {
+    const dispatched = await this.dispatch(transport, run, bus, signal);
+    pool.release(transport, dispatched.reusable);
+    return dispatched.outcome;
+  }
+
+  private dispatch(
+    transport: WorkerTransport,
+    run: PreparedAgentRun,
+    bus: RunEventBus,
+    signal: AbortSignal | undefined,
+  ): Promise<Dispatched> {
+    // The session's tail now, before the worker can store anything: what lies past it is the run's.
+    const rows = new RunRows(this.home().agent(run.agentId), run);
+    return dispatchRun(transport, run, {
       bus,
       signal,
       cancelGraceMs: this.cancelGraceMs,
+      readBack: () => rows.readBack(bus, transport.mode),
     });
-    pool.release(transport, dispatched.reusable);
-    return dispatched.outcome;
   }
 
   private async runInProcess(
@@ -310,9 +323,7 @@ export class AgentRuntime {
       const env = { ...this.env, TMPDIR: tempDir };
       const transport = startProcess(this.processEntry as string, flags, env);
       try {
-        return (
-          await dispatchRun(transport, run, { bus, signal, cancelGraceMs: this.cancelGraceMs })
-        ).outcome;
+        return (await this.dispatch(transport, run, bus, signal)).outcome;
       } finally {
         await transport.kill();
       }

@@ -23,6 +23,16 @@ function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
+/** The text a `message` event carries for a stored message's text. */
+export function messageEventText(text: string): string {
+  return clip(text, MAX_EVENT_TEXT);
+}
+
+/** What every idempotency key of a run's messages starts with: `<runId>:<n>` is the n-th. */
+export function messageKeyPrefix(runId: string): string {
+  return `${runId}:`;
+}
+
 /**
  * Everything one turn writes, in order: its messages (each with an idempotency key derived
  * from the run id, so a replayed run cannot store a message twice), its events, and at the end
@@ -157,7 +167,10 @@ export class TurnWriter {
     const stored = this.agent.transcripts.append(
       session.sessionId,
       { type: "message", message },
-      { idempotencyKey: `${runId}:${this.messageIndex++}`, sessionKey: session.sessionKey },
+      {
+        idempotencyKey: `${messageKeyPrefix(runId)}${this.messageIndex++}`,
+        sessionKey: session.sessionKey,
+      },
     );
     if (!stored.deduplicated) this.persisted++;
     this.emit({
@@ -165,7 +178,7 @@ export class TurnWriter {
       role,
       eventId: stored.event.id,
       transcriptSeq: stored.seq,
-      text: clip(text, MAX_EVENT_TEXT),
+      text: messageEventText(text),
     });
   }
 

@@ -16,9 +16,7 @@ import {
   WORKER_ENTRY,
 } from "./support.js";
 
-const LOSSY_ENTRY = fileURLToPath(
-  new URL("../fixtures/lossy-worker-entry.mjs", import.meta.url),
-);
+const LOSSY_ENTRY = fileURLToPath(new URL("../fixtures/lossy-worker-entry.mjs", import.meta.url));
 
 const tempDir = useTempDirs();
 let homePath: string;

@@ -229,6 +229,28 @@ describe("TranscriptStore.append", () => {
     expect(() => store.tail("s", 0)).toThrow(/limit/);
     db.close();
   });
+
+  it("reads the events one key prefix appended after a seq, and no one else's", () => {
+    const { db, store } = open();
+    const key = (k: string) => ({ idempotencyKey: k });
+    store.append("s", user("earlier attempt"), key("r_1:0"));
+    const tail = store.tail("s", 1)[0]?.seq ?? 0;
+    store.append("s", user("other writer"), key("rx1:0"));
+    store.append("s", user("no key"));
+    store.append("s", user("first"), key("r_1:1"));
+    store.append("s", user("other writer again"), key("r_10:0"));
+    store.append("s", user("second"), key("r_1:2"));
+    store.append("s", user("earlier attempt, retried"), key("r_1:0"));
+    const read = store.readKeyed("s", "r_1:", tail);
+    expect(read.map((e) => [e.seq, e.idempotencyKey])).toEqual([
+      [5, "r_1:1"],
+      [7, "r_1:2"],
+    ]);
+    expect(read[0]?.event).toMatchObject({ message: { content: [{ text: "first" }] } });
+    expect(store.readKeyed("s", "r_1:").map((e) => e.seq)).toEqual([2, 5, 7]);
+    expect(store.readKeyed("missing", "r_1:")).toEqual([]);
+    db.close();
+  });
 });
 
 describe("JSONL export", () => {

@@ -46,6 +46,11 @@ export interface StoredEvent {
   createdAt: number;
 }
 
+/** A stored event with the idempotency key it was appended under. */
+export interface KeyedEvent extends StoredEvent {
+  idempotencyKey: string;
+}
+
 export interface AppendResult extends StoredEvent {
   /** True when an idempotency key or event id matched an event already stored. */
   deduplicated: boolean;
@@ -131,6 +136,7 @@ export class TranscriptStore {
   private readonly selectByIds: SqlStatement<EventRow & { event_id: string }>;
   private readonly selectIdentity: SqlStatement<Pick<IdentityRow, "seq">>;
   private readonly selectRange: SqlStatement<EventRow>;
+  private readonly selectKeyedRange: SqlStatement<EventRow & { idempotency_key: string }>;
   private readonly selectTail: SqlStatement<EventRow>;
   private readonly selectAll: SqlStatement<EventRow>;
 
@@ -185,6 +191,13 @@ export class TranscriptStore {
     this.selectRange = db.prepare(
       "SELECT * FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
     );
+    // A seq range first: the events after a known tail are few, whatever the session's size.
+    this.selectKeyedRange = db.prepare(
+      `SELECT e.*, i.message_idempotency_key AS idempotency_key FROM transcript_event_identities i
+       JOIN transcript_events e ON e.session_id = i.session_id AND e.seq = i.seq
+       WHERE i.session_id = ? AND i.seq > ? AND substr(i.message_idempotency_key, 1, length(?)) = ?
+       ORDER BY i.seq`,
+    );
     this.selectTail = db.prepare(
       "SELECT * FROM transcript_events WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
     );
@@ -227,6 +240,16 @@ export class TranscriptStore {
     return this.selectRange
       .all(checkSessionId(sessionId), afterSeq, checkLimit(limit, MAX_READ))
       .map((row) => this.decode(row));
+  }
+
+  /**
+   * Events after `afterSeq` appended under an idempotency key starting with `keyPrefix`, in seq
+   * order: what one writer stored, told apart from other writers' events in the same session.
+   */
+  readKeyed(sessionId: string, keyPrefix: string, afterSeq = 0): KeyedEvent[] {
+    return this.selectKeyedRange
+      .all(checkSessionId(sessionId), afterSeq, keyPrefix, keyPrefix)
+      .map((row) => ({ ...this.decode(row), idempotencyKey: row.idempotency_key }));
   }
 
   /** The last `n` events, in seq order. */
