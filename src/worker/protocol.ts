@@ -10,7 +10,7 @@ export type ToWorker =
 
 /** Worker → parent. */
 export type FromWorker =
-  /** Events in emit order; a batch holds what one turn of the worker's event loop emitted. */
+  /** Events in emit order: stream chunks of one event-loop pass, up to the next other event. */
   | { type: "events"; events: RunEvent[] }
   /** The cancel took effect: the run's signal fired and its writes are fenced off. */
   | { type: "cancelled"; runId: string }

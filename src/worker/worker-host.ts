@@ -35,8 +35,10 @@ export interface HostPort {
 export function serveTurns(port: HostPort, mode: ExecutionMode): void {
   const homes = new Map<string, StateHome>();
   const active = new Map<string, AbortController>();
-  // One message per event would cost a structured clone and a wake-up each; events emitted in
-  // the same turn of the event loop travel together, and everything else waits for them.
+  // One message per event would cost a structured clone and a wake-up each: stream chunks, which
+  // come in bursts, travel together once per event-loop pass. Every other event leaves at once,
+  // behind the chunks before it, so a turn that stores a message and then never yields again (a
+  // busy loop, process.exit, out of memory) has already told the parent.
   let batch: RunEvent[] = [];
   const flush = (): void => {
     if (batch.length === 0) return;
@@ -44,8 +46,9 @@ export function serveTurns(port: HostPort, mode: ExecutionMode): void {
     batch = [];
   };
   const emit = (event: RunEvent): void => {
-    if (batch.length === 0) setImmediate(flush);
     batch.push(event);
+    if (event.kind !== "stream") flush();
+    else if (batch.length === 1) setImmediate(flush);
   };
   const post = (message: FromWorker): void => {
     flush();

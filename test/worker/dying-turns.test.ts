@@ -38,7 +38,7 @@ function setup(options: Partial<AgentRuntimeOptions> = {}): void {
 }
 
 async function turn(
-  then: "hang" | "exit" | "oom",
+  death: "hang" | "exit" | "oom",
   extra: Record<string, unknown> = {},
 ): Promise<{ result: RunResult; events: RunEvent[] }> {
   const events: RunEvent[] = [];
@@ -46,7 +46,7 @@ async function turn(
     agentId: "main",
     session: { sessionKey: "dying" },
     input: "go",
-    backend: fixtureBackend("store-then", { then }),
+    backend: fixtureBackend("store-then-die", { death }),
     // Long enough for a loaded machine to start the worker and reach the backend.
     timeoutMs: 3000,
     onEvent: (event) => {
@@ -132,11 +132,11 @@ describe("a worker that dies right after storing accounts for every row", () => 
     expectAccounted(result, events);
   });
 
-  for (const then of ["exit", "hang"] as const) {
-    it(`events lost in transit are read back from the database (${then})`, async () => {
+  for (const death of ["exit", "hang"] as const) {
+    it(`events lost in transit are read back from the database (${death})`, async () => {
       setup({ workerEntry: LOSSY_ENTRY });
-      const { result, events } = await turn(then);
-      expect(result.status).toBe(then === "exit" ? "crashed" : "timed_out");
+      const { result, events } = await turn(death);
+      expect(result.status).toBe(death === "exit" ? "crashed" : "timed_out");
       expectAccounted(result, events);
     });
   }
@@ -150,5 +150,27 @@ describe("a worker that dies right after storing accounts for every row", () => 
     expect(result).toMatchObject({ status: "crashed", persisted: 0 });
     expect(storedMessageSeqs(result.sessionId)).toHaveLength(3);
     expect(events.filter((e) => e.kind === "message")).toEqual([]);
+  });
+
+  it("the parent hears each stored message while the worker is still blocked", async () => {
+    setup();
+    const controller = new AbortController();
+    const events: RunEvent[] = [];
+    // Only a message that left the worker before its busy loop can trigger this abort: one read
+    // back from the database arrives after the worker is gone, when the timeout has ended the run.
+    const result = await runtime.run({
+      agentId: "main",
+      session: { sessionKey: "heard-live" },
+      input: "go",
+      backend: fixtureBackend("store-then-die", { death: "hang" }),
+      timeoutMs: 6000,
+      signal: controller.signal,
+      onEvent: (event) => {
+        events.push(event);
+        if (event.kind === "message" && event.text === "second") controller.abort();
+      },
+    });
+    expect(result).toMatchObject({ status: "aborted", failure: { kind: "aborted", forced: true } });
+    expectAccounted(result, events);
   });
 });
