@@ -49,7 +49,7 @@ export interface LifecycleEvent extends EventBase {
   mode: ExecutionMode;
 }
 
-/** A message the turn stored in the transcript. */
+/** A message the turn stored in the transcript (read back by the parent when its worker died). */
 export interface MessageEvent extends EventBase {
   kind: "message";
   role: "user" | "assistant" | "toolResult";
@@ -117,7 +117,10 @@ export interface RunResult {
   /** The last assistant message's text ("" when there was none). */
   text: string;
   usage: TokenUsage | null;
-  /** Transcript events this run stored. Nothing is written after a cancel is acknowledged. */
+  /**
+   * Transcript events this run stored; for a worker that died, read back from the database.
+   * Nothing is written after a cancel is acknowledged.
+   */
   persisted: number;
   failure: RunFailure | null;
   /** Why an `auto` run ran inline instead of in a worker (empty otherwise). */
