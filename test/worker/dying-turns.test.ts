@@ -48,7 +48,7 @@ async function turn(
     input: "go",
     backend: fixtureBackend("store-then-die", { death }),
     // Long enough for a loaded machine to start the worker and reach the backend.
-    timeoutMs: 3000,
+    timeoutMs: 4000,
     onEvent: (event) => {
       events.push(event);
     },
