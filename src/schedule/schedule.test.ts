@@ -1,149 +1,108 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isStateError } from "../db/errors.js";
-import { type CronExpression, matchesWallTime, parseCronExpression } from "./cron-expression.js";
-import { nextCronRun, nextRunAt, parseSchedule } from "./schedule.js";
-import { cronExpressionArb } from "./test-support/cron-arbitraries.js";
-import { checkTimeZone, instantReaching, offsetAt, wallHighWater } from "./time-zone.js";
+import { nextRunAt, parseSchedule } from "./schedule.js";
+import { checkTimeZone } from "./time-zone.js";
 
-const MIN = 60_000;
-const HOUR = 60 * MIN;
 const iso = (ms: number | null | undefined) => (ms == null ? ms : new Date(ms).toISOString());
 const utc = (text: string) => Date.parse(text);
 const context = { jobId: "job-1", createdAt: 0, lastRunAt: null };
 
-/** An independent wall clock for the oracle: the zone's calendar fields straight from Intl. */
-const oracleFormats = new Map<string, Intl.DateTimeFormat>();
-function oracleWall(timeZone: string, instant: number): number {
-  let format = oracleFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat("en-GB", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-    });
-    oracleFormats.set(timeZone, format);
+/** The next `count` runs of a cron job in `tz` after `after`, each computed from the one before. */
+function runs(expr: string, tz: string, after: string, count = 1): (string | null | undefined)[] {
+  const schedule = parseSchedule({ kind: "cron", expr, tz }, "UTC");
+  const out: (string | null | undefined)[] = [];
+  let from: number | null = utc(after);
+  for (let i = 0; i < count && from !== null; i++) {
+    from = nextRunAt(schedule, from, context);
+    out.push(iso(from));
   }
-  const parts = format.formatToParts(instant);
-  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-  return Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"));
-}
-
-/**
- * The definition, checked minute by minute: a run happens at the first minute when the zone's
- * clock shows a matching wall time it had not shown before (the highest wall time seen so far).
- */
-function oracleNextRun(cron: CronExpression, timeZone: string, after: number, horizon: number) {
-  let shown = -Infinity;
-  for (let t = Math.floor((after - 6 * HOUR) / MIN) * MIN; t <= after; t += MIN) {
-    shown = Math.max(shown, oracleWall(timeZone, t));
-  }
-  for (let t = Math.floor(after / MIN) * MIN + MIN; t <= after + horizon; t += MIN) {
-    const wall = oracleWall(timeZone, t);
-    for (let w = Math.floor(shown / MIN) * MIN + MIN; w <= wall; w += MIN) {
-      if (matchesWallTime(cron, w)) return t;
-    }
-    shown = Math.max(shown, wall);
-  }
-  return undefined;
+  return out;
 }
 
 describe("time zones", () => {
-  it("knows offsets, including half- and three-quarter-hour zones and DST", () => {
-    expect(offsetAt("America/New_York", utc("2026-01-15T12:00:00Z"))).toBe(-5 * HOUR);
-    expect(offsetAt("America/New_York", utc("2026-07-15T12:00:00Z"))).toBe(-4 * HOUR);
-    expect(offsetAt("Asia/Kathmandu", utc("2026-07-15T12:00:00Z"))).toBe(5 * HOUR + 45 * MIN);
-    expect(offsetAt("Australia/Lord_Howe", utc("2026-01-15T12:00:00Z"))).toBe(11 * HOUR);
-    expect(offsetAt("Australia/Lord_Howe", utc("2026-07-15T12:00:00Z"))).toBe(10.5 * HOUR);
+  it("refuses a zone Intl does not know", () => {
     expect(() => checkTimeZone("Mars/Olympus")).toThrow(/unknown time zone "Mars\/Olympus"/);
-  });
-
-  it("maps skipped and repeated wall times to the first instant the clock reaches them", () => {
-    // New York, 2026-03-08: 02:00 EST jumps to 03:00 EDT at 07:00Z.
-    expect(iso(instantReaching("America/New_York", utc("2026-03-08T02:30:00Z")))).toBe(
-      "2026-03-08T07:00:00.000Z",
-    );
-    // 2026-11-01: 02:00 EDT falls back to 01:00 EST at 06:00Z; 01:30 first happens at 05:30Z.
-    expect(iso(instantReaching("America/New_York", utc("2026-11-01T01:30:00Z")))).toBe(
-      "2026-11-01T05:30:00.000Z",
-    );
-    // During the repeated hour, the clock has already shown up to 01:59:59.999.
-    expect(iso(wallHighWater("America/New_York", utc("2026-11-01T06:10:00Z")))).toBe(
-      "2026-11-01T01:59:59.999Z",
-    );
-    expect(iso(wallHighWater("America/New_York", utc("2026-11-01T07:10:00Z")))).toBe(
-      "2026-11-01T02:10:00.000Z",
-    );
+    expect(checkTimeZone("Australia/Lord_Howe")).toBe("Australia/Lord_Howe");
   });
 });
 
-describe("nextCronRun", () => {
-  const next = (expr: string, tz: string, after: string) =>
-    iso(nextCronRun(parseCronExpression(expr), tz, utc(after)));
-
-  it("runs in the schedule's zone, once per wall-clock time across DST changes", () => {
-    expect(next("0 9 * * *", "Asia/Kathmandu", "2026-05-06T00:00:00Z")).toBe(
-      "2026-05-06T03:15:00.000Z",
-    );
-    expect(next("30 6 * * 1-5", "America/New_York", "2026-05-08T10:30:00Z")).toBe(
-      "2026-05-11T10:30:00.000Z",
-    );
-    // Skipped by the spring-forward: runs when the clocks jump past it.
-    expect(next("30 2 * * *", "America/New_York", "2026-03-08T06:00:00Z")).toBe(
-      "2026-03-08T07:00:00.000Z",
-    );
-    // Repeated by the fall-back: runs at the first 01:30 only.
-    expect(next("30 1 * * *", "America/New_York", "2026-11-01T04:00:00Z")).toBe(
-      "2026-11-01T05:30:00.000Z",
-    );
-    expect(next("30 1 * * *", "America/New_York", "2026-11-01T05:30:00Z")).toBe(
-      "2026-11-02T06:30:00.000Z",
-    );
-    expect(next("*/30 * * * *", "America/New_York", "2026-11-01T05:45:00Z")).toBe(
-      "2026-11-01T07:00:00.000Z",
-    );
-    expect(next("0 0 * * *", "UTC", "2026-05-06T00:00:00Z")).toBe("2026-05-07T00:00:00.000Z");
+describe("cron schedules run when croner says", () => {
+  it("both day fields restricted: either may match, even when one is a step (croner's default)", () => {
+    expect(runs("0 0 */2 * 5", "UTC", "2026-05-02T00:00:00Z")).toEqual([
+      "2026-05-03T00:00:00.000Z",
+    ]);
   });
 
-  it("agrees with a minute-by-minute oracle around DST changes (property)", () => {
-    const transitions: [string, string][] = [
-      ["America/New_York", "2026-03-08T07:00:00Z"],
-      ["America/New_York", "2026-11-01T06:00:00Z"],
-      ["Australia/Sydney", "2026-04-04T16:00:00Z"],
-      ["Australia/Sydney", "2026-10-03T16:00:00Z"],
-      ["Europe/London", "2026-10-25T01:00:00Z"],
-      ["Australia/Lord_Howe", "2026-04-04T15:00:00Z"],
-      ["Australia/Lord_Howe", "2026-10-03T15:30:00Z"],
-      ["Asia/Kathmandu", "2026-06-01T00:00:00Z"],
-    ];
-    const dstExprs = fc.constantFrom(
-      "30 2 * * *",
-      "*/5 * * * *",
-      "0,30 1-3 * * *",
-      "15 1 * * *",
-      "45 * * * *",
-    );
-    const around = fc.tuple(
-      fc.constantFrom(...transitions),
-      fc.integer({ min: -5 * HOUR, max: 5 * HOUR }),
-    );
-    const horizon = 36 * HOUR;
-    fc.assert(
-      fc.property(fc.oneof(dstExprs, cronExpressionArb), around, (expr, [[tz, change], delta]) => {
-        const cron = parseCronExpression(expr);
-        const after = utc(change) + delta;
-        const expected = oracleNextRun(cron, tz, after, horizon);
-        const actual = nextCronRun(cron, tz, after);
-        if (expected !== undefined)
-          expect(iso(actual), `${expr} in ${tz} after ${iso(after)}`).toBe(iso(expected));
-        else expect(actual as number).toBeGreaterThan(after + horizon);
-      }),
-      { numRuns: 150 },
-    );
+  it("L, nth weekday and nearest weekday are accepted and run", () => {
+    expect(runs("0 0 L * *", "UTC", "2026-05-02T00:00:00Z", 2)).toEqual([
+      "2026-05-31T00:00:00.000Z",
+      "2026-06-30T00:00:00.000Z",
+    ]);
+    expect(runs("0 0 * * 5#2", "UTC", "2026-05-02T00:00:00Z", 2)).toEqual([
+      "2026-05-08T00:00:00.000Z",
+      "2026-06-12T00:00:00.000Z",
+    ]);
+    // 2026-08-15 is a Saturday: the nearest weekday is Friday the 14th.
+    expect(runs("0 0 15W * *", "UTC", "2026-07-16T00:00:00Z", 2)).toEqual([
+      "2026-08-14T00:00:00.000Z",
+      "2026-09-15T00:00:00.000Z",
+    ]);
+  });
+
+  it("a fall-back: each wall time runs at its first occurrence, then the clock goes on", () => {
+    // New York, 2026-11-01: 02:00 EDT (06:00Z) falls back to 01:00 EST; 01:00-01:59 repeat.
+    expect(runs("*/30 * * * *", "America/New_York", "2026-11-01T04:45:00Z", 5)).toEqual([
+      "2026-11-01T05:00:00.000Z",
+      "2026-11-01T05:30:00.000Z",
+      "2026-11-01T07:00:00.000Z",
+      "2026-11-01T07:30:00.000Z",
+      "2026-11-01T08:00:00.000Z",
+    ]);
+    // Asked during the repeated hour, croner answers 01:30 EDT, already past: the run after it.
+    expect(runs("*/30 * * * *", "America/New_York", "2026-11-01T06:10:00Z")).toEqual([
+      "2026-11-01T07:00:00.000Z",
+    ]);
+    expect(runs("30 1 * * *", "America/New_York", "2026-11-01T04:00:00Z", 2)).toEqual([
+      "2026-11-01T05:30:00.000Z",
+      "2026-11-02T06:30:00.000Z",
+    ]);
+  });
+
+  it("a spring-forward: a skipped wall time runs as late as the clocks jumped", () => {
+    // New York, 2026-03-08: 02:00 EST (07:00Z) jumps to 03:00 EDT; 02:30 runs at 03:30 EDT.
+    expect(runs("30 2 * * *", "America/New_York", "2026-03-08T06:00:00Z", 2)).toEqual([
+      "2026-03-08T07:30:00.000Z",
+      "2026-03-09T06:30:00.000Z",
+    ]);
+    // Lord Howe, 2026-10-04: 02:00 (15:30Z) jumps half an hour to 02:30.
+    expect(runs("15 2 * * *", "Australia/Lord_Howe", "2026-10-03T15:00:00Z")).toEqual([
+      "2026-10-03T15:45:00.000Z",
+    ]);
+  });
+
+  it("runs in the schedule's zone, to the second with six fields", () => {
+    expect(runs("0 9 * * *", "Asia/Kathmandu", "2026-05-06T00:00:00Z")).toEqual([
+      "2026-05-06T03:15:00.000Z",
+    ]);
+    expect(runs("30 6 * * 1-5", "America/New_York", "2026-05-08T10:30:00Z")).toEqual([
+      "2026-05-11T10:30:00.000Z",
+    ]);
+    expect(runs("30 */10 * * * *", "UTC", "2026-05-06T10:00:31Z", 2)).toEqual([
+      "2026-05-06T10:10:30.000Z",
+      "2026-05-06T10:20:30.000Z",
+    ]);
+    expect(runs("0 0 * * *", "UTC", "2026-05-06T00:00:00Z")).toEqual(["2026-05-07T00:00:00.000Z"]);
+  });
+
+  it("an expression croner refuses is E_INVALID_ARGUMENT naming it and why", () => {
+    try {
+      parseSchedule({ kind: "cron", expr: "61 * * * *", tz: "UTC" }, "UTC");
+      expect.unreachable();
+    } catch (error) {
+      expect(isStateError(error, "E_INVALID_ARGUMENT")).toBe(true);
+      expect((error as Error).message).toMatch(/"61 \* \* \* \*".*minute: 61/);
+    }
   });
 });
 

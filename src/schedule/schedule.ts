@@ -1,14 +1,15 @@
 import { StateError } from "../db/errors.js";
-import { type CronExpression, nextWallTime, parseCronExpression } from "./cron-expression.js";
-import { checkTimeZone, instantReaching, wallHighWater } from "./time-zone.js";
+import { type CronExpression, nextCronRun, parseCronExpression } from "./cron-expression.js";
+import { checkTimeZone } from "./time-zone.js";
 
 /**
  * When a cron job runs, in the legacy `schedule` shape (kept verbatim in the job's definition):
  * - `{ kind: "every", everyMs, anchorMs? }` (alias `"interval"`): at anchor + k × everyMs; the
  *   anchor defaults to the job's creation time.
- * - `{ kind: "cron", expr, tz?, staggerMs? }`: a 5- or 6-field cron expression in a time zone
- *   (default: the host's, as before). `staggerMs` shifts every run of the job by a fixed offset in
- *   [0, staggerMs) derived from its id, so jobs written for the top of the hour spread out.
+ * - `{ kind: "cron", expr, tz?, staggerMs? }`: a cron expression as croner reads it (see
+ *   `CronExpression`) in a time zone (default: the host's, as before), due when croner says.
+ *   `staggerMs` shifts every run of the job by a fixed offset in [0, staggerMs) derived from its
+ *   id, so jobs written for the top of the hour spread out.
  * - `{ kind: "at", at: ISO string }` or `{ kind: "at", atMs }`: once.
  * A missing `kind` is inferred from the fields, as the legacy scheduler did.
  */
@@ -83,10 +84,11 @@ export function parseSchedule(raw: unknown, defaultTimeZone: string): ParsedSche
     const expr = field(schedule, "expr") ?? field(schedule, "cron");
     if (typeof expr !== "string") throw invalid(`cron schedules need "expr"`);
     const stagger = field(schedule, "staggerMs");
+    const timeZone = checkTimeZone(field(schedule, "tz") ?? defaultTimeZone);
     return {
       kind: "cron",
-      cron: parseCronExpression(expr),
-      timeZone: checkTimeZone(field(schedule, "tz") ?? defaultTimeZone),
+      cron: parseCronExpression(expr, timeZone),
+      timeZone,
       staggerMs: stagger === undefined ? 0 : positiveInteger("staggerMs", stagger, 0),
     };
   }
@@ -104,24 +106,6 @@ function staggerOffset(jobId: string, staggerMs: number): number {
   return hash % staggerMs;
 }
 
-/**
- * The first instant after `after` at which the zone's clocks reach a time the expression names.
- * Wall-clock semantics, as cron daemons behave across daylight-saving changes: a time repeated by a
- * fall-back fires once (its first occurrence); a time skipped by a spring-forward fires when the
- * clocks jump past it.
- */
-export function nextCronRun(cron: CronExpression, timeZone: string, after: number): number | null {
-  // Wall times the clocks have already shown (even if now repeated) are not due again.
-  let shown = wallHighWater(timeZone, after);
-  for (;;) {
-    const wall = nextWallTime(cron, Math.floor(shown / 1000) * 1000 + 1000);
-    if (wall === undefined) return null;
-    const instant = instantReaching(timeZone, wall);
-    if (instant > after) return instant;
-    shown = wall;
-  }
-}
-
 /** The next run strictly after `after`, or null when the schedule will not fire again. */
 export function nextRunAt(
   schedule: ParsedSchedule,
@@ -136,7 +120,7 @@ export function nextRunAt(
     }
     case "cron": {
       const offset = staggerOffset(context.jobId, schedule.staggerMs);
-      const next = nextCronRun(schedule.cron, schedule.timeZone, after - offset);
+      const next = nextCronRun(schedule.cron, after - offset);
       return next === null ? null : next + offset;
     }
     case "at":

@@ -1,3 +1,4 @@
+import { Cron } from "croner";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
@@ -8,6 +9,7 @@ const tempDir = useTempDirs();
 beforeAll(requireBuild);
 
 const HOUR = 3_600_000;
+const literal = (text: string) => text.replace(/[*#]/g, "\\$&");
 
 function homeWithCron(): string {
   const home = tempDir();
@@ -53,6 +55,32 @@ describe("agentstate cron", () => {
       lastError: "model timeout",
       consecutiveErrors: 1,
     });
+  });
+
+  it("shows the next run croner gives, for croner's syntax and six-field expressions", () => {
+    const home = tempDir();
+    const state = openStateHome({ home });
+    const jobs: [string, string, number][] = [
+      ["second-friday", "0 0 * * 5#2", Date.UTC(2026, 4, 2)],
+      ["last-day", "0 18 L * *", Date.UTC(2026, 4, 2)],
+      ["seconds", "15 30 6 * * *", Date.UTC(2026, 4, 6, 6, 30, 15)],
+    ];
+    for (const [id, expr, ranAt] of jobs) {
+      state.cron.add({ id, schedule: { kind: "cron", expr, tz: "America/New_York" } });
+      state.cron.recordRun(id, { status: "ok", ranAt, durationMs: 500 });
+    }
+    state.close();
+    const table = cli(["cron", "list", "--home", home]);
+    expect(table.status, table.stderr).toBe(0);
+    const listed = JSON.parse(cli(["cron", "list", "--home", home, "--json"]).stdout);
+    for (const [id, expr, ranAt] of jobs) {
+      const next = new Cron(expr, { timezone: "America/New_York" }).nextRun(new Date(ranAt + 500));
+      const iso = next?.toISOString() as string;
+      expect(table.stdout).toMatch(new RegExp(`${id}\\s.*cron ${literal(expr)}.*\\s${iso}\\s`));
+      expect(listed.find((j: { jobId: string }) => j.jobId === id)?.nextRunAt).toBe(
+        next?.getTime(),
+      );
+    }
   });
 
   it("shows a job's runs newest first and names an unknown job", () => {

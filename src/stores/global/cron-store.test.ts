@@ -1,6 +1,6 @@
+import { Cron } from "croner";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { matchesWallTime, parseCronExpression } from "../../schedule/cron-expression.js";
 import { cronExpressionArb } from "../../schedule/test-support/cron-arbitraries.js";
 import { type CronJobDefinition, CronStore } from "./cron-store.js";
 import {
@@ -75,7 +75,7 @@ describe("CronStore jobs", () => {
     expectStateError(
       () => store.add(legacyJob("bad", { kind: "cron", expr: "61 * * * *" })),
       "E_INVALID_ARGUMENT",
-      /minute 61/,
+      /"61 \* \* \* \*": Invalid value for minute: 61/,
     );
     expectStateError(
       () => store.add({ schedule: { kind: "every", everyMs: 5 } } as never),
@@ -272,7 +272,7 @@ describe("CronStore runs", () => {
 /** Expected next runs, computed without the store or the schedule module. */
 function modelNext(
   kind: string,
-  spec: { everyMs: number; anchor: number; atMs: number; expr: string; offset: number },
+  spec: { everyMs: number; anchor: number; atMs: number; expr: string; zone: string },
   after: number,
   lastRunAt: number | null,
 ) {
@@ -282,11 +282,9 @@ function modelNext(
     return next;
   }
   if (kind === "at") return lastRunAt !== null && lastRunAt >= spec.atMs ? null : spec.atMs;
-  const expression = parseCronExpression(spec.expr);
-  for (let t = Math.floor(after / MIN) * MIN + MIN; t <= after + 3 * 24 * HOUR; t += MIN) {
-    if (matchesWallTime(expression, t + spec.offset)) return t;
-  }
-  return Number.POSITIVE_INFINITY;
+  // Croner, as the gateway calls it; these zones have no clock changes to step around.
+  const next = new Cron(spec.expr, { timezone: spec.zone }).nextRun(new Date(after));
+  return next === null ? null : next.getTime();
 }
 
 describe("CronStore on a simulated clock (property)", () => {
@@ -297,7 +295,7 @@ describe("CronStore on a simulated clock (property)", () => {
       anchorDelta: fc.integer({ min: -10 * HOUR, max: 2 * HOUR }),
       atDelta: fc.integer({ min: -2 * HOUR, max: 20 * HOUR }),
       expr: cronExpressionArb,
-      zone: fc.constantFrom(["UTC", 0], ["Asia/Kolkata", 5.5 * HOUR]),
+      zone: fc.constantFrom("UTC", "Asia/Kolkata"),
     });
     const tick = fc.record({
       wait: fc.integer({ min: 1, max: 3 * HOUR }),
@@ -318,14 +316,14 @@ describe("CronStore on a simulated clock (property)", () => {
               anchor: start + j.anchorDelta,
               atMs: start + j.atDelta,
               expr: j.expr,
-              offset: j.zone[1] as number,
+              zone: j.zone,
             };
             const schedule =
               j.kind === "every"
                 ? { kind: "every" as const, everyMs: j.everyMs, anchorMs: spec.anchor }
                 : j.kind === "at"
                   ? { kind: "at" as const, atMs: spec.atMs }
-                  : { kind: "cron" as const, expr: j.expr, tz: j.zone[0] as string };
+                  : { kind: "cron" as const, expr: j.expr, tz: j.zone };
             store.add(legacyJob(`j${i}`, schedule));
             return { id: `j${i}`, kind: j.kind, spec, next: modelNext(j.kind, spec, start, null) };
           });
@@ -342,10 +340,7 @@ describe("CronStore on a simulated clock (property)", () => {
               });
               const m = model.find((x) => x.id === j.jobId) as (typeof model)[number];
               m.next = modelNext(m.kind, m.spec, now + duration, now);
-              if (m.next === Number.POSITIVE_INFINITY)
-                expect(ran.nextRunAt as number).toBeGreaterThan(now + duration + 3 * 24 * HOUR);
-              else expect(ran.nextRunAt).toBe(m.next);
-              if (m.next === Number.POSITIVE_INFINITY) m.next = ran.nextRunAt;
+              expect(ran.nextRunAt).toBe(m.next);
             }
           }
         },
