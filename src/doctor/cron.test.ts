@@ -150,6 +150,38 @@ describe("doctor: cron and subagent files", () => {
     state.close();
   });
 
+  it("a run log without runAtMs keeps each run's real start time and lists newest first", async () => {
+    const home = tempDir();
+    const t0 = Date.UTC(2026, 4, 6, 7, 0);
+    const minute = 60_000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    write(
+      home,
+      "cron/runs/brief.jsonl",
+      [
+        // Appended when each run finished: a long run finishes after a later, shorter one.
+        { ts: t0 + minute, durationMs: minute, status: "ok" },
+        { startedAtMs: t0 + 120 * minute, finishedAtMs: t0 + 121 * minute, status: "ok" },
+        { finishedAt: iso(t0 + 150 * minute), durationMs: 90 * minute, status: "error" },
+        { timestamp: iso(t0 + 180 * minute), status: "skipped" },
+      ]
+        .map((line) => JSON.stringify({ jobId: "brief", action: "finished", ...line }))
+        .join("\n"),
+    );
+    const report = await runDoctorFix({ home, backup: noBackup });
+    expect(report.sources.map((s) => [s.path, s.status, s.records])).toEqual([
+      ["cron/runs/brief.jsonl", "imported", 4],
+    ]);
+    const state = openStateHome({ home, create: false });
+    expect(state.cron.logs.list("brief").map((r) => [iso(r.ranAt), r.status])).toEqual([
+      [iso(t0 + 180 * minute), "skipped"],
+      [iso(t0 + 120 * minute), "ok"],
+      [iso(t0 + 60 * minute), "error"],
+      [iso(t0), "ok"],
+    ]);
+    state.close();
+  });
+
   it("a 0-byte jobs.json and an empty registry import nothing and are removed", async () => {
     const home = tempDir();
     write(home, "cron/jobs.json", "");

@@ -95,6 +95,21 @@ describe("agentstate cron", () => {
     expect(missing.stderr).toContain('no cron job "nope"');
   });
 
+  it("lists runs by when they ran, also runs imported after newer ones", () => {
+    const home = homeWithCron();
+    const state = openStateHome({ home });
+    state.cron.logs.importRun("morning", { status: "skipped", ranAt: Date.UTC(2026, 10, 19) });
+    state.cron.logs.importRun("morning", { status: "ok", ranAt: Date.UTC(2026, 10, 22) });
+    state.close();
+    const runs = JSON.parse(cli(["cron", "runs", "morning", "--home", home, "--json"]).stdout);
+    expect(runs.map((r: { ranAt: number }) => new Date(r.ranAt).toISOString())).toEqual([
+      "2026-11-22T00:00:00.000Z",
+      "2026-11-21T05:30:00.000Z",
+      "2026-11-20T05:30:00.000Z",
+      "2026-11-19T00:00:00.000Z",
+    ]);
+  });
+
   it("documents its subcommands", () => {
     for (const args of [
       ["cron", "--help"],

@@ -145,6 +145,35 @@ function nonNegativeInteger(value: unknown): number | undefined {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
+/** Unix milliseconds, or an ISO date-time string. */
+function instant(value: unknown): number | undefined {
+  if (typeof value === "string" && /^\d{4}-\d\d-\d\d[T ]/.test(value)) {
+    const ms = Date.parse(value);
+    return Number.isSafeInteger(ms) && ms >= 0 ? ms : undefined;
+  }
+  return nonNegativeInteger(value);
+}
+
+const START_FIELDS = ["runAtMs", "startedAtMs", "startedAt"];
+/** The gateways wrote a run's line when it finished, stamped with the finish time. */
+const FINISH_FIELDS = ["ts", "finishedAtMs", "finishedAt", "endedAtMs", "endedAt", "timestamp"];
+
+/**
+ * When a run started: its start field, else its finish time less its duration. Runs are listed by
+ * this time, so a line with only a finish time must not pass for one that started later.
+ */
+function runStart(line: JsonObject, durationMs: number | undefined): number | undefined {
+  for (const name of START_FIELDS) {
+    const at = instant(line[name]);
+    if (at !== undefined) return at;
+  }
+  for (const name of FINISH_FIELDS) {
+    const at = instant(line[name]);
+    if (at !== undefined) return Math.max(0, at - (durationMs ?? 0));
+  }
+  return undefined;
+}
+
 /** The job id a run log belongs to: its file name (`<jobId>.jsonl`). */
 export function cronRunJobId(absPath: string): string {
   return basename(absPath).replace(/\.jsonl$/, "");
@@ -184,12 +213,16 @@ export function* readCronRuns(
       };
       continue;
     }
-    const ranAt = nonNegativeInteger(value.runAtMs) ?? nonNegativeInteger(value.ts);
+    const durationMs = nonNegativeInteger(value.durationMs);
+    const ranAt = runStart(value, durationMs);
     if (ranAt === undefined) {
-      yield { key: null, line: read.line, reason: "no run time (runAtMs or ts)" };
+      yield {
+        key: null,
+        line: read.line,
+        reason: "no run time (runAtMs, ts, startedAt, finishedAt …)",
+      };
       continue;
     }
-    const durationMs = nonNegativeInteger(value.durationMs);
     yield {
       line: read.line,
       jobId: stringId(value.jobId) ?? fileJobId,

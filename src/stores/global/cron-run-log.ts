@@ -16,8 +16,9 @@ export interface CronRunLogEntry {
 }
 
 /**
- * The run history of cron jobs (`cron_run_logs`), newest last by id. Retention is SQL: each append
- * trims its job to the newest `keepPerJob` rows through the (job_id, id) index.
+ * The run history of cron jobs (`cron_run_logs`), ordered by when each run ran (`ran_at`, then
+ * id): a run imported later can be older than runs already logged. Retention is SQL: each append
+ * trims its job to the newest `keepPerJob` runs through the (job_id, ran_at, id) index.
  */
 export class CronRunLogStore {
   private readonly insert: SqlStatement;
@@ -37,15 +38,18 @@ export class CronRunLogStore {
        VALUES (?, ?, ?, ?, ?, ?)`,
     );
     this.trim = db.prepare(
-      `DELETE FROM cron_run_logs WHERE job_id = @jobId AND id <= (
-         SELECT id FROM cron_run_logs WHERE job_id = @jobId ORDER BY id DESC LIMIT 1 OFFSET @keep)`,
+      `DELETE FROM cron_run_logs WHERE job_id = @jobId AND (ran_at, id) <= (
+         SELECT ran_at, id FROM cron_run_logs WHERE job_id = @jobId
+         ORDER BY ran_at DESC, id DESC LIMIT 1 OFFSET @keep)`,
     );
     this.deleteAll = db.prepare("DELETE FROM cron_run_logs WHERE job_id = ?");
     this.listFirst = db.prepare(
-      "SELECT * FROM cron_run_logs WHERE job_id = ? ORDER BY id DESC LIMIT ?",
+      "SELECT * FROM cron_run_logs WHERE job_id = ? ORDER BY ran_at DESC, id DESC LIMIT ?",
     );
     this.listBefore = db.prepare(
-      "SELECT * FROM cron_run_logs WHERE job_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+      `SELECT * FROM cron_run_logs WHERE job_id = @jobId
+         AND (ran_at, id) < (SELECT ran_at, id FROM cron_run_logs WHERE id = @before)
+       ORDER BY ran_at DESC, id DESC LIMIT @limit`,
     );
     this.selectSame = db.prepare(
       `SELECT id FROM cron_run_logs
@@ -53,7 +57,8 @@ export class CronRunLogStore {
     );
     this.pruneAll = db.prepare(
       `DELETE FROM cron_run_logs WHERE id IN (
-         SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY id DESC) AS n
+         SELECT id FROM (SELECT id, row_number() OVER (
+                           PARTITION BY job_id ORDER BY ran_at DESC, id DESC) AS n
                          FROM cron_run_logs) WHERE n > ?)`,
     );
   }
@@ -97,17 +102,17 @@ export class CronRunLogStore {
     });
   }
 
-  /** Newest first; `before` is the `id` of the last row of the previous page. */
+  /** Newest run first; `before` is the `id` of the last row of the previous page. */
   list(jobId: string, options: { limit?: number; before?: number } = {}): CronRunLog[] {
     const { limit, before } = checkOptions(options, ["limit", "before"], "CronStore.runs");
     const rows =
       before === undefined
         ? this.listFirst.all(jobId, checkLimit(limit))
-        : this.listBefore.all(
+        : this.listBefore.all({
             jobId,
-            checkInteger("before", before, 1, Number.MAX_SAFE_INTEGER),
-            checkLimit(limit),
-          );
+            before: checkInteger("before", before, 1, Number.MAX_SAFE_INTEGER),
+            limit: checkLimit(limit),
+          });
     return rows.map(runFromRow);
   }
 
@@ -115,7 +120,7 @@ export class CronRunLogStore {
     return this.deleteAll.run(jobId).changes;
   }
 
-  /** Trims every job's log to its newest `keepPerJob` rows; returns how many rows went. */
+  /** Trims every job's log to its newest `keepPerJob` runs; returns how many rows went. */
   prune(keepPerJob: number = this.keepPerJob): number {
     return this.pruneAll.run(checkInteger("keepPerJob", keepPerJob, 0, Number.MAX_SAFE_INTEGER))
       .changes;

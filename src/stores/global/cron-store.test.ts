@@ -256,6 +256,27 @@ describe("CronStore runs", () => {
     expect(store.due(at + HOUR)).toEqual([]);
   });
 
+  it("lists runs by when they ran, newest first, whatever order they were logged in", () => {
+    const { store } = cron({ keepRunsPerJob: 4 });
+    store.add(legacyJob("a", { kind: "every", everyMs: HOUR }));
+    // Runs recorded live, then older runs imported from a legacy log, one of them a tie.
+    for (const ranAt of [50, 60]) store.recordRun("a", { status: "ok", ranAt });
+    for (const ranAt of [10, 60, 30, 20]) store.logs.importRun("a", { status: "skipped", ranAt });
+    const runs = store.runs("a");
+    expect(runs.map((r) => [r.ranAt, r.status])).toEqual([
+      [60, "skipped"],
+      [60, "ok"],
+      [50, "ok"],
+      [30, "skipped"],
+    ]);
+    // Pages continue from the last row of the previous page; retention dropped the oldest runs.
+    const first = store.runs("a", { limit: 2 });
+    const rest = store.runs("a", { limit: 2, before: first.at(-1)?.id as number });
+    expect([...first, ...rest]).toEqual(runs);
+    expect(store.logs.prune(1)).toBe(3);
+    expect(store.runs("a").map((r) => [r.ranAt, r.status])).toEqual([[60, "skipped"]]);
+  });
+
   it("keeps the newest keepRunsPerJob log rows per job, by SQL", () => {
     const { store, db } = cron({ keepRunsPerJob: 3 });
     store.add(legacyJob("a", { kind: "every", everyMs: HOUR }));
