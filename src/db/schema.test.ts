@@ -26,6 +26,7 @@ import {
   MIGRATION_RUN_COLUMNS,
   MIGRATION_SOURCE_COLUMNS,
 } from "../stores/global/migration-ledger-store.js";
+import { MIGRATION_QUARANTINE_COLUMNS } from "../stores/global/migration-quarantine-store.js";
 import { PLUGIN_BLOB_COLUMNS } from "../stores/global/plugin-blob-store.js";
 import { PLUGIN_STATE_COLUMNS } from "../stores/global/plugin-state-store.js";
 import { SANDBOX_REGISTRY_COLUMNS } from "../stores/global/sandbox-registry-store.js";
@@ -57,6 +58,7 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     agent_databases: AGENT_DATABASE_COLUMNS,
     migration_runs: MIGRATION_RUN_COLUMNS,
     migration_sources: MIGRATION_SOURCE_COLUMNS,
+    migration_quarantine: MIGRATION_QUARANTINE_COLUMNS,
     backup_runs: BACKUP_RUN_COLUMNS,
     plugin_state_entries: PLUGIN_STATE_COLUMNS,
     plugin_blob_entries: PLUGIN_BLOB_COLUMNS,

@@ -9,9 +9,10 @@ import type {
 import type { JsonValue } from "../stores/json.js";
 import { type IndexedSource, importGroups } from "./import-groups.js";
 import { KIND_HANDLERS } from "./kinds/registry.js";
-import type { ImportOutcome, SourceProblem } from "./kinds/types.js";
+import { type ImportOutcome, MAX_LISTED_PROBLEMS, type SourceProblem } from "./kinds/types.js";
 import { type MigrationPlan, type PlannedSource, planImport } from "./plan.js";
 import { preMigrationBackup } from "./pre-migration-backup.js";
+import { quarantineProblems } from "./quarantine.js";
 
 export type SourceStatus = MigrationSourceStatus | "left" | "refused";
 
@@ -26,6 +27,8 @@ export interface SourceReport {
   sha256: string | null;
   error: string | null;
   problems: SourceProblem[];
+  /** Lines of this source kept in `migration_quarantine` by this run (`--quarantine`). */
+  quarantined: number;
   removed: boolean;
 }
 
@@ -37,7 +40,14 @@ export interface DoctorReport {
   startedAt: number;
   finishedAt: number;
   sources: SourceReport[];
-  totals: { imported: number; skipped: number; warning: number; failed: number; records: number };
+  totals: {
+    imported: number;
+    skipped: number;
+    warning: number;
+    failed: number;
+    records: number;
+    quarantined: number;
+  };
 }
 
 export interface DoctorProgress {
@@ -52,6 +62,11 @@ export interface FixOptions {
   home?: string;
   /** Leave imported source files in place instead of removing them. */
   keepSources?: boolean;
+  /**
+   * Keep each line that cannot be imported (broken JSON, invalid UTF-8, a refused record) as bytes
+   * in `migration_quarantine`, so that its source counts as complete and is removed.
+   */
+  quarantine?: boolean;
   /** Makes the verified pre-migration backup and returns its path (default: a verified archive under `<home>/backups/`). */
   backup?: (home: StateHome) => Promise<string>;
   onProgress?: (progress: DoctorProgress) => void;
@@ -91,6 +106,7 @@ function reportOf(
     sha256: source.sha256,
     error: source.reason,
     problems: source.problems,
+    quarantined: 0,
     removed: false,
     ...extra,
   };
@@ -112,12 +128,13 @@ function importSource(home: StateHome, source: PlannedSource, plan: MigrationPla
   const error = complete
     ? null
     : outcome.problems.length > 0
-      ? `${outcome.problems.length} record(s) could not be imported; the source is kept`
+      ? `${outcome.problems.length} record(s) could not be imported; the source is kept (doctor --fix --quarantine keeps such lines in the database and finishes the source)`
       : `imported ${outcome.records} records but the plan counted ${expected}; the source is kept`;
   return reportOf(source, complete ? "imported" : "warning", {
     records: outcome.records,
     alreadyPresent: outcome.alreadyPresent,
-    problems: outcome.problems.slice(0, 100),
+    // Every problem, for the quarantine; the report keeps the first ones (see `capProblems`).
+    problems: outcome.problems,
     error,
   });
 }
@@ -179,6 +196,44 @@ function keepIfChanged(source: PlannedSource, report: SourceReport): SourceRepor
   };
 }
 
+/**
+ * With `--quarantine`, a source whose only fault is lines that could not be imported keeps those
+ * lines as bytes in the global database and counts as complete; it is then removed like any other.
+ */
+function quarantineIfAsked(
+  home: StateHome,
+  runId: string,
+  source: PlannedSource,
+  report: SourceReport,
+  asked: boolean,
+): SourceReport {
+  if (!asked || report.status !== "warning" || report.problems.length === 0) return report;
+  const result = quarantineProblems(home, runId, source, report.records, report.problems);
+  if (!result.ok) return { ...report, error: `${report.error}; not quarantined: ${result.reason}` };
+  return { ...report, status: "imported", error: null, quarantined: result.lines };
+}
+
+/** The report and the ledger list the first problems; the quarantine has seen them all. */
+function capProblems(report: SourceReport): SourceReport {
+  if (report.problems.length <= MAX_LISTED_PROBLEMS) return report;
+  return { ...report, problems: report.problems.slice(0, MAX_LISTED_PROBLEMS) };
+}
+
+/** Problems of every source of a run, by file and line, for the run's own record in the ledger. */
+function runProblems(sources: readonly SourceReport[]): JsonValue[] {
+  const listed: JsonValue[] = [];
+  for (const s of sources) {
+    if (s.status === "skipped" || s.status === "left") continue;
+    if (s.problems.length === 0 && s.error && s.status !== "imported") {
+      listed.push({ path: s.path, line: null, key: null, reason: s.error, quarantined: false });
+    }
+    for (const p of s.problems) {
+      listed.push({ path: s.path, ...p, quarantined: s.quarantined > 0 && p.line !== null });
+    }
+  }
+  return listed.slice(0, 1000);
+}
+
 function removeSource(source: PlannedSource): boolean {
   rmSync(source.absPath, { force: true });
   if (source.kind === "transcript" || source.kind === "transcript-archive") {
@@ -210,6 +265,7 @@ function record(
       alreadyPresent: report.alreadyPresent,
       error: report.error,
       problems: report.problems,
+      quarantined: report.quarantined,
     } as {
       [key: string]: JsonValue;
     },
@@ -217,7 +273,7 @@ function record(
 }
 
 function totalsOf(sources: readonly SourceReport[]): DoctorReport["totals"] {
-  const totals = { imported: 0, skipped: 0, warning: 0, failed: 0, records: 0 };
+  const totals = { imported: 0, skipped: 0, warning: 0, failed: 0, records: 0, quarantined: 0 };
   for (const s of sources) {
     if (
       s.status === "imported" ||
@@ -229,6 +285,7 @@ function totalsOf(sources: readonly SourceReport[]): DoctorReport["totals"] {
     }
     if (s.status === "refused") totals.failed++;
     totals.records += s.records;
+    totals.quarantined += s.quarantined;
   }
   return totals;
 }
@@ -286,7 +343,9 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
       const imported = importGroup(home, group, plan, bytesDone, progress);
       // Only now, with the group's rows committed, may a source be recorded and removed.
       for (const [i, { source, index }] of group.entries()) {
-        const report = keepIfChanged(source, imported[i] as SourceReport);
+        const found = imported[i] as SourceReport;
+        const settled = quarantineIfAsked(home, runId, source, found, options.quarantine === true);
+        const report = keepIfChanged(source, capProblems(settled));
         record(ledger, runId, source, report);
         if (report.status === "imported" && !options.keepSources) {
           report.removed = removeSource(source);
@@ -299,7 +358,13 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
     for (const agent of home.listAgents()) home.agent(agent.agentId).db.exec("PRAGMA optimize");
     const totals = totalsOf(reports);
     const status = totals.failed > 0 || totals.warning > 0 ? "partial" : "succeeded";
-    const summary = { kind: "legacy-state", home: plan.home, backupPath, totals } as {
+    const summary = {
+      kind: "legacy-state",
+      home: plan.home,
+      backupPath,
+      totals,
+      problems: runProblems(reports),
+    } as {
       [key: string]: JsonValue;
     };
     ledger.finishRun(runId, status, summary);

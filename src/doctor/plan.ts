@@ -7,8 +7,14 @@ import { GLOBAL_DB_RELATIVE_PATH, resolveHomePath } from "../home.js";
 import { MigrationLedgerStore } from "../stores/global/migration-ledger-store.js";
 import { discoverLegacySources, LEGACY_SOURCE_KINDS, type LegacySource } from "./discover.js";
 import { sha256File, sourceKeyOf } from "./hash.js";
+import { openImportedRecords } from "./imported-records.js";
 import { KIND_HANDLERS, KIND_ORDER } from "./kinds/registry.js";
-import { MAX_LISTED_PROBLEMS, type SourceProblem, type SourceScan } from "./kinds/types.js";
+import {
+  type ImportedRecords,
+  MAX_LISTED_PROBLEMS,
+  type SourceProblem,
+  type SourceScan,
+} from "./kinds/types.js";
 import { parseTranscriptFileName } from "./sources/transcript-source.js";
 
 export type PlannedAction = "import" | "skip" | "leave" | "refuse";
@@ -37,7 +43,14 @@ export interface MigrationPlan {
   estimate: { databaseBytes: number; backupBytes: number };
 }
 
-type Lookup = (sourceKey: string) => boolean;
+/** What earlier runs left in the ledger and the databases, read-only. */
+interface Earlier {
+  /** This exact file (same key) was imported completely. */
+  imported(sourceKey: string): boolean;
+  /** Some version of the file at this path was imported before, completely or in part. */
+  touched(path: string): boolean;
+  records: ImportedRecords;
+}
 
 /**
  * `report`: every source read in full, for the plan shown to the operator (records, problems,
@@ -60,7 +73,7 @@ function leave(source: PlannedSource, reason: string): PlannedSource {
 function planOne(
   source: LegacySource,
   home: string,
-  imported: Lookup,
+  earlier: Earlier,
   purpose: PlanPurpose,
 ): PlannedSource {
   const absPath = join(home, source.path);
@@ -108,23 +121,44 @@ function planOne(
       problems: scan.problems.slice(0, MAX_LISTED_PROBLEMS),
       problemCount: scan.problems.length,
     };
-    return imported(sourceKey)
-      ? { ...planned, action: "skip", reason: "already imported (same file)" }
-      : planned;
+    if (earlier.imported(sourceKey)) {
+      return { ...planned, action: "skip", reason: "already imported (same file)" };
+    }
+    return purpose === "report" ? countWhatIsLeft(planned, earlier) : planned;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return { ...base, action: "refuse", reason: `cannot read: ${message}` };
   }
 }
 
-function openLedgerLookup(home: string): { lookup: Lookup; close: () => void } {
+/**
+ * A file an earlier run imported in part (its good records are in SQLite, its bad lines kept it)
+ * counts only the records still missing, so the plan says what a rerun would really add.
+ */
+function countWhatIsLeft(planned: PlannedSource, earlier: Earlier): PlannedSource {
+  const handler = KIND_HANDLERS[planned.kind];
+  if (!handler?.pending || !earlier.touched(planned.path)) return planned;
+  const left = handler.pending(planned.absPath, planned, earlier.records);
+  const note = `imported in part before: ${left} of its ${planned.records ?? 0} records are not in the database yet`;
+  return { ...planned, records: left, notes: [note, ...planned.notes] };
+}
+
+function openEarlier(home: string): Earlier & { close: () => void } {
   const path = join(home, GLOBAL_DB_RELATIVE_PATH);
-  if (!existsSync(path)) return { lookup: () => false, close: () => {} };
+  const records = openImportedRecords(home);
+  if (!existsSync(path)) {
+    return { imported: () => false, touched: () => false, records, close: records.close };
+  }
   const db = openDatabase({ path, role: "global", readonly: true });
   const ledger = new MigrationLedgerStore(db);
   return {
-    lookup: (key) => ledger.findSource(key)?.status === "imported",
-    close: () => db.close(),
+    imported: (key) => ledger.findSource(key)?.status === "imported",
+    touched: (sourcePath) => ledger.sourcesAtPath(sourcePath).length > 0,
+    records,
+    close: () => {
+      records.close();
+      db.close();
+    },
   };
 }
 
@@ -147,14 +181,14 @@ function plan(homeOption: string | undefined, purpose: PlanPurpose): MigrationPl
   if (!existsSync(home)) {
     throw new StateError("E_NOT_FOUND", `no such home directory: ${home}`, { details: { home } });
   }
-  const { lookup, close } = openLedgerLookup(home);
+  const earlier = openEarlier(home);
   let sources: PlannedSource[];
   try {
     sources = discoverLegacySources(home)
       .sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : 1))
-      .map((source) => planOne(source, home, lookup, purpose));
+      .map((source) => planOne(source, home, earlier, purpose));
   } finally {
-    close();
+    earlier.close();
   }
   const summary = { import: 0, skip: 0, leave: 0, refuse: 0, records: 0, bytes: 0 };
   for (const source of sources) {

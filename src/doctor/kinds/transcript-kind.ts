@@ -10,6 +10,7 @@ import {
 } from "../sources/transcript-source.js";
 import {
   type ImportContext,
+  type ImportedRecords,
   type ImportOutcome,
   type KindHandler,
   problem,
@@ -139,4 +140,16 @@ function importTranscript(context: ImportContext): ImportOutcome {
   return outcome;
 }
 
-export const transcriptKind: KindHandler = { scan, count, import: importTranscript };
+/** The records of the file whose event id the session does not hold yet. */
+function pending(absPath: string, source: LegacySource, imported: ImportedRecords): number {
+  const sessionId = sessionIdOf(source);
+  const agentId = source.agentId as string;
+  let left = 0;
+  for (const item of readTranscript(absPath, sessionId)) {
+    if (item.kind === "event" && !imported.hasTranscriptEvent(agentId, sessionId, item.event.id))
+      left++;
+  }
+  return left;
+}
+
+export const transcriptKind: KindHandler = { scan, count, import: importTranscript, pending };

@@ -32,6 +32,11 @@ export interface ImportContext {
   allSources: readonly LegacySource[];
 }
 
+/** What the databases already hold, read-only: for the plan of a source imported in part before. */
+export interface ImportedRecords {
+  hasTranscriptEvent(agentId: string, sessionId: string, eventId: string): boolean;
+}
+
 /** How one kind of legacy file is scanned (read-only) and imported. */
 export interface KindHandler {
   scan(absPath: string, source: LegacySource): SourceScan;
@@ -42,6 +47,11 @@ export interface KindHandler {
    */
   count?(absPath: string, onBytes: (bytes: Buffer) => void): number;
   import(context: ImportContext): ImportOutcome;
+  /**
+   * The good records of the file that are not in the database yet, for a source an earlier run
+   * imported in part. Kinds without it count the whole file.
+   */
+  pending?(absPath: string, source: LegacySource, imported: ImportedRecords): number;
 }
 
 export const MAX_LISTED_PROBLEMS = 100;

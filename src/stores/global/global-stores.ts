@@ -8,6 +8,7 @@ import { DeliveryQueueStore } from "./delivery-queue-store.js";
 import { FlowStore } from "./flow-store.js";
 import { MediaStore } from "./media-store.js";
 import { MigrationLedgerStore } from "./migration-ledger-store.js";
+import { MigrationQuarantineStore } from "./migration-quarantine-store.js";
 import { PluginBlobStore } from "./plugin-blob-store.js";
 import { PluginStateStore } from "./plugin-state-store.js";
 import { SandboxRegistryStore } from "./sandbox-registry-store.js";
@@ -36,6 +37,8 @@ export class GlobalStores {
   readonly sandboxes: SandboxRegistryStore;
   readonly backups: BackupRunStore;
   readonly migrations: MigrationLedgerStore;
+  /** Legacy lines `doctor --fix --quarantine` kept as bytes instead of importing. */
+  readonly quarantine: MigrationQuarantineStore;
 
   constructor(db: Database) {
     this.kv = new KvStore(db);
@@ -53,5 +56,6 @@ export class GlobalStores {
     this.sandboxes = new SandboxRegistryStore(db);
     this.backups = new BackupRunStore(db);
     this.migrations = new MigrationLedgerStore(db);
+    this.quarantine = new MigrationQuarantineStore(db);
   }
 }

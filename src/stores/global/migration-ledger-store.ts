@@ -112,6 +112,7 @@ export class MigrationLedgerStore {
   private readonly upsertSource: SqlStatement;
   private readonly selectSource: SqlStatement<MigrationSourceRow>;
   private readonly selectRunSources: SqlStatement<MigrationSourceRow>;
+  private readonly selectAtPath: SqlStatement<MigrationSourceRow>;
   private readonly setRemoved: SqlStatement;
 
   constructor(db: Database) {
@@ -136,6 +137,9 @@ export class MigrationLedgerStore {
     this.selectSource = db.prepare("SELECT * FROM migration_sources WHERE source_key = ?");
     this.selectRunSources = db.prepare(
       "SELECT * FROM migration_sources WHERE last_run_id = ? ORDER BY source_path",
+    );
+    this.selectAtPath = db.prepare(
+      "SELECT * FROM migration_sources WHERE source_path = ? ORDER BY imported_at DESC, source_key",
     );
     this.setRemoved = db.prepare(
       "UPDATE migration_sources SET removed_source = 1 WHERE source_key = ?",
@@ -187,6 +191,11 @@ export class MigrationLedgerStore {
       source.removedSource ? 1 : 0,
       toJson(source.report, `migration report of ${source.path}`),
     );
+  }
+
+  /** Every recorded version of the file at `path` (home-relative), latest import first. */
+  sourcesAtPath(path: string): MigrationSource[] {
+    return this.selectAtPath.all(path).map(sourceFromRow);
   }
 
   markRemoved(sourceKey: string): void {
