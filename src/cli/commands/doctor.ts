@@ -11,12 +11,27 @@ import {
 } from "../common.js";
 import { formatBytes, printJson, renderTable } from "../output.js";
 import { progressReporter } from "./doctor-progress.js";
+import { type QuarantinedOptions, showQuarantined } from "./doctor-quarantined.js";
 
-interface DoctorOptions extends HomeOptions, JsonOption {
+interface DoctorOptions extends HomeOptions, JsonOption, QuarantinedOptions {
   fix?: boolean;
   keepSources?: boolean;
+  quarantine?: boolean;
   history?: boolean;
+  quarantined?: boolean;
 }
+
+const EXAMPLES = `
+Examples:
+  agentstate doctor                              read-only plan: what would be imported
+  agentstate doctor --fix                        back up, import, remove what imported completely
+  agentstate doctor --fix --quarantine           also finish sources with unreadable lines: those
+                                                 lines are kept as bytes in the database
+  agentstate doctor --history                    past runs, with their problems and quarantined lines
+  agentstate doctor --quarantined                list quarantined lines (file:line, bytes, reason)
+  agentstate doctor --quarantined --json         the same with each line's bytes in base64
+  agentstate doctor --quarantined --out bad.jsonl   export the raw lines, byte for byte
+`;
 
 function problemLines(
   sources: ReadonlyArray<{
@@ -53,7 +68,10 @@ export function renderPlan(plan: MigrationPlan): string {
       {
         header: "NOTE",
         value: (s) =>
-          s.reason ?? (s.problemCount > 0 ? `${s.problemCount} problem(s)` : s.notes.join("; ")),
+          s.reason ??
+          [s.problemCount > 0 ? `${s.problemCount} problem(s)` : null, ...s.notes]
+            .filter((note) => note !== null)
+            .join("; "),
       },
     ]),
   );
@@ -63,6 +81,7 @@ export function renderPlan(plan: MigrationPlan): string {
       "",
       "Problems (these records would not be imported; their files are kept):",
       ...problems,
+      "doctor --fix --quarantine keeps such lines in the database instead and finishes their sources.",
     );
   const { summary } = plan;
   out.push(
@@ -91,31 +110,79 @@ export function renderReport(report: DoctorReport): string {
     );
   }
   const problems = problemLines(report.sources);
-  if (problems.length > 0)
-    out.push("", "Records not imported (their files are kept):", ...problems);
+  if (problems.length > 0) {
+    const quarantined = report.sources.some((s) => s.quarantined > 0);
+    out.push(
+      "",
+      quarantined
+        ? "Lines not imported (quarantined ones are kept in the database; other files are kept):"
+        : "Records not imported (their files are kept):",
+      ...problems,
+    );
+    if (report.sources.some((s) => s.status === "warning" && s.problems.length > 0))
+      out.push(
+        "",
+        "Run doctor --fix --quarantine to keep these lines in the database (see doctor --quarantined) and finish their sources.",
+      );
+  }
   const t = report.totals;
   const seconds = ((report.finishedAt - report.startedAt) / 1000).toFixed(1);
   out.push(
     "",
-    `imported ${t.imported}, skipped ${t.skipped}, warnings ${t.warning}, failed ${t.failed}; ${t.records} records in ${seconds}s`,
+    `imported ${t.imported}, skipped ${t.skipped}, warnings ${t.warning}, failed ${t.failed}; ${t.records} records${t.quarantined > 0 ? `, ${t.quarantined} line(s) quarantined` : ""} in ${seconds}s`,
   );
   return out.join("\n");
 }
 
+interface RunProblem {
+  path: string;
+  line: number | null;
+  key: string | null;
+  reason: string;
+  quarantined: boolean;
+}
+
+/** The problems a run recorded in its own report (runs before this release recorded none). */
+function problemsOfRun(report: { [key: string]: unknown }): RunProblem[] {
+  return Array.isArray(report.problems) ? (report.problems as RunProblem[]) : [];
+}
+
 function showHistory(options: DoctorOptions): void {
-  const runs = withHome(options, false, (home) => home.migrations.listRuns(100));
+  const runs = withHome(options, false, (home) => {
+    const counts = home.quarantine.countsByRun();
+    return home.migrations.listRuns(100).map((run) => ({
+      ...run,
+      problems: problemsOfRun(run.report),
+      quarantined: counts.get(run.id) ?? 0,
+    }));
+  });
   if (options.json) {
     printJson(runs);
     return;
   }
-  process.stdout.write(
-    `${renderTable(runs, [
+  const out = [
+    renderTable(runs, [
       { header: "RUN", value: (r) => r.id },
       { header: "STARTED", value: (r) => new Date(r.startedAt).toISOString() },
       { header: "STATUS", value: (r) => r.status },
+      { header: "PROBLEMS", value: (r) => r.problems.length, align: "right" },
+      { header: "QUARANTINED", value: (r) => r.quarantined, align: "right" },
       { header: "BACKUP", value: (r) => String(r.report.backupPath ?? "") },
-    ])}\n`,
-  );
+    ]),
+  ];
+  for (const run of runs.filter((r) => r.problems.length > 0)) {
+    out.push("", `${run.id}:`);
+    for (const p of run.problems.slice(0, 20)) {
+      const where =
+        p.line !== null ? `${p.path}:${p.line}` : p.key !== null ? `${p.path} [${p.key}]` : p.path;
+      out.push(`  ${where}: ${p.reason}${p.quarantined ? " (quarantined)" : ""}`);
+    }
+    if (run.problems.length > 20)
+      out.push(`  … ${run.problems.length - 20} more (doctor --history --json lists them)`);
+  }
+  if (runs.some((r) => r.quarantined > 0))
+    out.push("", "doctor --quarantined lists the quarantined lines; --out FILE exports them.");
+  process.stdout.write(`${out.join("\n")}\n`);
 }
 
 async function fix(options: DoctorOptions): Promise<void> {
@@ -125,6 +192,7 @@ async function fix(options: DoctorOptions): Promise<void> {
     report = await runDoctorFix({
       home: options.home,
       keepSources: options.keepSources === true,
+      quarantine: options.quarantine === true,
       ...(progress ? { onProgress: progress.update } : {}),
     });
   } finally {
@@ -133,6 +201,23 @@ async function fix(options: DoctorOptions): Promise<void> {
   if (options.json) printJson(report);
   else process.stdout.write(`${renderReport(report)}\n`);
   if (report.status === "partial" || report.status === "failed") process.exitCode = 1;
+}
+
+function checkCombination(options: DoctorOptions): void {
+  const needs = (flag: string, present: unknown, required: unknown, what: string) => {
+    if (present && !required)
+      throw new StateError("E_INVALID_ARGUMENT", `${flag} only makes sense with ${what}`);
+  };
+  needs("--quarantine", options.quarantine, options.fix, "--fix");
+  needs("--run", options.run !== undefined, options.quarantined, "--quarantined");
+  needs("--out", options.out !== undefined, options.quarantined, "--quarantined");
+  needs("--force", options.force, options.out !== undefined, "--out");
+  if (options.quarantined && (options.fix || options.history)) {
+    throw new StateError(
+      "E_INVALID_ARGUMENT",
+      "--quarantined lists quarantined lines; it cannot be combined with --fix or --history",
+    );
+  }
 }
 
 export function registerDoctor(program: Command): void {
@@ -146,14 +231,28 @@ export function registerDoctor(program: Command): void {
       "back up the home, import every source, then remove the sources that imported completely",
     )
     .option("--keep-sources", "with --fix: leave imported source files in place")
-    .option("--history", "list past migration runs");
+    .option(
+      "--quarantine",
+      "with --fix: keep each line that cannot be imported as bytes in the database (file, line, reason), so its source completes and is removed",
+    )
+    .option("--history", "list past migration runs with their problems and quarantined lines")
+    .option("--quarantined", "list the quarantined lines (file:line, bytes, reason)")
+    .option("--run <id>", "with --quarantined: only the lines this migration run quarantined")
+    .option(
+      "--out <file>",
+      "with --quarantined: write the raw lines (or with --json the JSON list) to this file (mode 0600)",
+    )
+    .option("--force", "with --out: replace the file when it exists")
+    .addHelpText("after", EXAMPLES);
   addHomeOption(command);
   addJsonOption(command);
   command.action(async (options: DoctorOptions) => {
     if (options.keepSources && !options.fix) {
       throw new StateError("E_INVALID_ARGUMENT", "--keep-sources only makes sense with --fix");
     }
+    checkCombination(options);
     if (options.history) return showHistory(options);
+    if (options.quarantined) return showQuarantined(options);
     if (options.fix) return fix(options);
     const plan = planMigration(options.home);
     if (options.json) printJson(plan);

@@ -124,8 +124,8 @@ function refuseOverwrite(path: string): StateError {
   });
 }
 
-function writeAll(fd: number, text: string): void {
-  const bytes = Buffer.from(text);
+function writeAll(fd: number, text: string | Uint8Array): void {
+  const bytes = typeof text === "string" ? Buffer.from(text) : text;
   let done = 0;
   while (done < bytes.length) done += writeSync(fd, bytes, done);
 }
@@ -152,7 +152,11 @@ function publish(temp: string, path: string, force: boolean): void {
  * leaves no half-written export. Without `force`, a hard link is the publish step, because
  * `link` (unlike `rename`) refuses to replace a file that appeared in the meantime.
  */
-function writeExport(lines: Iterable<string>, target: string, force: boolean): void {
+export function writeExport(
+  lines: Iterable<string | Uint8Array>,
+  target: string,
+  force: boolean,
+): void {
   const path = resolve(target);
   if (!force && existsSync(path)) throw refuseOverwrite(path);
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
