@@ -115,6 +115,8 @@ export async function historyView({ root, isCurrent }) {
           cell: (r) => (r.finishedAt ? formatTime(r.finishedAt) : "-"),
         },
         { title: "Status", cell: (r) => runStatus(r.status) },
+        { title: "Problems", class: "num", cell: (r) => r.problemCount ?? "-" },
+        { title: "Quarantined", class: "num", cell: (r) => r.quarantined },
       ],
       migrations.runs,
       { empty: "No migrations recorded: this home was never migrated from legacy files." },
@@ -142,8 +144,42 @@ export async function historyView({ root, isCurrent }) {
   );
 }
 
+const where = (p) =>
+  p.line !== null ? `${p.path}:${p.line}` : p.key !== null ? `${p.path} [${p.key}]` : p.path;
+
+/** Each problem of the run by file and line, and whether its line is kept in quarantine. */
+function problemsTable(problems) {
+  return table(
+    [
+      { title: "Where", class: "wrap", cell: (p) => h("code", {}, where(p)) },
+      { title: "Reason", class: "wrap", cell: (p) => p.reason },
+      {
+        title: "Line",
+        cell: (p) =>
+          p.quarantined ? runStatus("quarantined") : h("span", { class: "bad" }, "source kept"),
+      },
+    ],
+    problems,
+    { empty: "No problems: every record of this run's sources was imported." },
+  );
+}
+
+/** The lines this run kept as bytes; the text is shown as UTF-8, the API has the exact bytes. */
+function quarantineTable(lines) {
+  return table(
+    [
+      { title: "Where", class: "wrap", cell: (q) => h("code", {}, `${q.path}:${q.line}`) },
+      { title: "Reason", class: "wrap", cell: (q) => q.reason },
+      { title: "Bytes", class: "num", cell: (q) => q.bytes },
+      { title: "Line", class: "wrap", cell: (q) => h("code", {}, q.text.slice(0, 200)) },
+    ],
+    lines,
+    { empty: "This run quarantined no lines." },
+  );
+}
+
 export async function migrationView({ root, params: [runId], isCurrent }) {
-  const { run, sources } = await api(apiPath("migrations", runId));
+  const { run, sources, problems, quarantined } = await api(apiPath("migrations", runId));
   if (!isCurrent()) return;
   replace(
     root,
@@ -179,5 +215,9 @@ export async function migrationView({ root, params: [runId], isCurrent }) {
       sources,
       { empty: "No sources in this run." },
     ),
+    h("h2", {}, `Problems (${problems.length})`),
+    problemsTable(problems),
+    h("h2", {}, `Quarantined lines (${quarantined.length})`),
+    quarantineTable(quarantined),
   );
 }
