@@ -1,6 +1,8 @@
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Command } from "commander";
 import { StateError } from "../db/errors.js";
-import { openStateHome, type StateHome } from "../home.js";
+import { openStateHome, resolveHomePath, type StateHome } from "../home.js";
 
 export interface HomeOptions {
   home?: string;
@@ -21,9 +23,25 @@ export function addJsonOption(command: Command): Command {
   return command.option("--json", "print machine-readable JSON");
 }
 
+/**
+ * A command may create a new home, but only inside a directory that exists: a mistyped nested
+ * `--home` must not silently grow a tree of directories holding an empty home.
+ */
+function refuseNestedCreation(path: string): void {
+  const parent = dirname(path);
+  if (existsSync(path) || existsSync(parent)) return;
+  throw new StateError(
+    "E_NOT_FOUND",
+    `no agentstate home at ${path}, and its directory ${parent} does not exist either; check --home, or create ${parent} first`,
+    { details: { home: path } },
+  );
+}
+
 /** Opens the home for a command and closes it afterwards, also when the command throws. */
 export function withHome<T>(options: HomeOptions, create: boolean, fn: (home: StateHome) => T): T {
-  const home = openStateHome({ home: options.home, create });
+  const path = resolveHomePath(options.home);
+  if (create) refuseNestedCreation(path);
+  const home = openStateHome({ home: path, create });
   try {
     return fn(home);
   } finally {

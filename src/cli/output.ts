@@ -1,4 +1,5 @@
 /** Plain-text tables and sizes for the CLI. JSON output goes through `printJson`. */
+import { isAbsolute, relative } from "node:path";
 import { flatten, sanitize, truncate } from "./render/style.js";
 
 export function printJson(value: unknown): void {
@@ -61,4 +62,10 @@ export function renderTable<Row>(
       .join("  ")
       .trimEnd();
   return [format(columns.map((c) => c.header)), ...cells.map(format)].join("\n");
+}
+
+/** A path inside the home relative to it (so tables fit a terminal); any other path as it is. */
+export function pathInHome(home: string, path: string): string {
+  const inside = relative(home, path);
+  return inside.startsWith("..") || isAbsolute(inside) ? path : inside;
 }

@@ -15,6 +15,7 @@ import {
   type SourceProblem,
   type SourceScan,
 } from "./kinds/types.js";
+import { legacyHomeHint, missingHomeHint } from "./legacy-home.js";
 import { parseTranscriptFileName } from "./sources/transcript-source.js";
 
 export type PlannedAction = "import" | "skip" | "leave" | "refuse";
@@ -41,6 +42,8 @@ export interface MigrationPlan {
   summary: Record<PlannedAction, number> & { records: number; bytes: number };
   /** Rough disk needs of `--fix`: the imported rows and the pre-migration backup. */
   estimate: { databaseBytes: number; backupBytes: number };
+  /** When the home holds no legacy source: where the legacy state probably is, or null. */
+  hint: string | null;
 }
 
 /** What earlier runs left in the ledger and the databases, read-only. */
@@ -179,7 +182,9 @@ export function planImport(homeOption?: string): MigrationPlan {
 function plan(homeOption: string | undefined, purpose: PlanPurpose): MigrationPlan {
   const home = resolveHomePath(homeOption);
   if (!existsSync(home)) {
-    throw new StateError("E_NOT_FOUND", `no such home directory: ${home}`, { details: { home } });
+    throw new StateError("E_NOT_FOUND", `no such home directory: ${home}; ${missingHomeHint()}`, {
+      details: { home },
+    });
   }
   const earlier = openEarlier(home);
   let sources: PlannedSource[];
@@ -205,5 +210,6 @@ function plan(homeOption: string | undefined, purpose: PlanPurpose): MigrationPl
     sources,
     summary,
     estimate: { databaseBytes: summary.bytes * 2, backupBytes: allBytes },
+    hint: sources.length === 0 ? legacyHomeHint(home) : null,
   };
 }

@@ -14,9 +14,28 @@ export interface DatabaseStatus {
   tables: Record<string, number>;
 }
 
+/** One agent's activity: how many sessions it has and when any of them last changed. */
+export interface AgentActivity {
+  agentId: string;
+  sessions: number;
+  /** The latest `updated_at` of its sessions and session entries (Unix ms), or null. */
+  lastActivityAt: number | null;
+}
+
+export interface RunSummary {
+  id: string;
+  at: number;
+  status: string;
+}
+
 export interface HomeStatus {
   home: string;
   databases: DatabaseStatus[];
+  agents: AgentActivity[];
+  /** The most recent backup run (any status), or null. */
+  lastBackup: (RunSummary & { archive: string }) | null;
+  /** The most recent `doctor --fix` run, or null; `partial` when sources are still left. */
+  lastMigration: RunSummary | null;
 }
 
 function quoteIdent(name: string): string {
@@ -53,13 +72,46 @@ function describeDatabase(db: Database, agentId: string | null): DatabaseStatus 
   };
 }
 
-/** What a home holds: every database with its role, size, schema, health and row counts. */
+function activityOf(db: Database, agentId: string): AgentActivity {
+  // Both maxima read the end of an index, whatever the number of sessions.
+  const row = db
+    .prepare<{ sessions: number; sessionAt: number | null; entryAt: number | null }>(
+      `SELECT (SELECT count(*) FROM sessions) AS sessions,
+              (SELECT max(updated_at) FROM sessions) AS sessionAt,
+              (SELECT max(updated_at) FROM session_entries) AS entryAt`,
+    )
+    .get();
+  const times = [row?.sessionAt, row?.entryAt].filter((t): t is number => typeof t === "number");
+  return {
+    agentId,
+    sessions: row?.sessions ?? 0,
+    lastActivityAt: times.length > 0 ? Math.max(...times) : null,
+  };
+}
+
+/**
+ * What a home holds: every database with its role, size, schema, health and row counts; each
+ * agent's last activity; the last backup and the last migration run.
+ */
 export function describeHome(home: StateHome): HomeStatus {
   const databases = [describeDatabase(home.db, null)];
+  const agents: AgentActivity[] = [];
   for (const agent of home.listAgents()) {
-    databases.push(
-      describeDatabase(home.agent(agent.agentId, { create: false }).db, agent.agentId),
-    );
+    const db = home.agent(agent.agentId, { create: false }).db;
+    databases.push(describeDatabase(db, agent.agentId));
+    agents.push(activityOf(db, agent.agentId));
   }
-  return { home: home.path, databases };
+  const [backup] = home.backups.list(1);
+  const [migration] = home.migrations.listRuns(1);
+  return {
+    home: home.path,
+    databases,
+    agents,
+    lastBackup: backup
+      ? { id: backup.id, at: backup.createdAt, status: backup.status, archive: backup.archivePath }
+      : null,
+    lastMigration: migration
+      ? { id: migration.id, at: migration.startedAt, status: migration.status }
+      : null,
+  };
 }

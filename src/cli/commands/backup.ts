@@ -1,4 +1,4 @@
-import { dirname, isAbsolute, relative } from "node:path";
+import { dirname } from "node:path";
 import type { Command } from "commander";
 import {
   type BackupProgress,
@@ -18,7 +18,7 @@ import {
   type JsonOption,
   parseInteger,
 } from "../common.js";
-import { cleanCell, formatBytes, printJson, renderTable } from "../output.js";
+import { cleanCell, formatBytes, pathInHome, printJson, renderTable } from "../output.js";
 import { truncate } from "../render/style.js";
 
 interface CreateOptions extends HomeOptions, JsonOption {
@@ -243,17 +243,11 @@ function registerList(backup: Command): void {
       },
       {
         header: "ARCHIVE",
-        value: (r) => `${shortPath(home, r.archive)}${r.archiveExists ? "" : " (gone)"}`,
+        value: (r) => `${pathInHome(home, r.archive)}${r.archiveExists ? "" : " (gone)"}`,
       },
     ]);
     process.stdout.write(`${runs.length === 0 ? "no backups recorded" : table}\n`);
   });
-}
-
-/** A path inside the home relative to it, so the table fits a terminal. */
-function shortPath(home: string, path: string): string {
-  const inside = relative(home, path);
-  return inside.startsWith("..") || isAbsolute(inside) ? path : inside;
 }
 
 function renderPruned(report: PruneReport, home: string): string {
@@ -261,7 +255,7 @@ function renderPruned(report: PruneReport, home: string): string {
   const lines = [
     `kept ${report.kept.length} newest, ${verb} ${report.deleted.length} (${formatBytes(report.freedBytes)})`,
   ];
-  for (const pruned of report.deleted) lines.push(`  ${verb} ${shortPath(home, pruned.archive)}`);
+  for (const pruned of report.deleted) lines.push(`  ${verb} ${pathInHome(home, pruned.archive)}`);
   for (const outside of report.outside)
     lines.push(
       `  kept ${outside.archive}: outside ${home}/backups/, delete it yourself if unneeded`,

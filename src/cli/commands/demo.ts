@@ -185,7 +185,7 @@ export function registerDemo(program: Command): void {
       `   ${t.imported} files imported (${t.records} records), ${t.warning} with warnings, ${t.failed} failed; imported files removed, config and credentials left as files`,
     );
     out.push("", "3. One SQLite database per agent, plus the control plane:", "");
-    out.push(renderStatus(seen.status.home, seen.status.databases));
+    out.push(renderStatus(seen.status));
     if (seen.session) {
       out.push("", `4. The last turns of session ${seen.session.sessionId} (agent main):`, "");
       out.push(renderConversation(seen.excerpt, { color: shouldColor(), width: outputWidth() }));

@@ -1,5 +1,8 @@
 import type { Command } from "commander";
-import { type DatabaseStatus, describeHome } from "../../status/describe-home.js";
+import { isStateError, StateError } from "../../db/errors.js";
+import { legacyHomeHint, looksLikeLegacyHome } from "../../doctor/legacy-home.js";
+import { resolveHomePath } from "../../home.js";
+import { describeHome, type HomeStatus } from "../../status/describe-home.js";
 import {
   addHomeOption,
   addJsonOption,
@@ -7,9 +10,32 @@ import {
   type JsonOption,
   withHome,
 } from "../common.js";
-import { formatBytes, printJson, renderTable } from "../output.js";
+import { formatBytes, pathInHome, printJson, renderTable } from "../output.js";
+import { formatTime } from "../render/style.js";
 
-export function renderStatus(home: string, databases: readonly DatabaseStatus[]): string {
+function when(ms: number | null): string {
+  return ms === null ? "-" : formatTime(undefined, ms);
+}
+
+function renderRuns(status: HomeStatus): string[] {
+  const { lastBackup: backup, lastMigration: migration } = status;
+  const lines = [
+    backup
+      ? `last backup: ${when(backup.at)} ${backup.status} (${pathInHome(status.home, backup.archive)})`
+      : "last backup: none yet (agentstate backup create)",
+  ];
+  if (migration) {
+    const left =
+      migration.status === "partial"
+        ? ": some legacy sources are still left (agentstate doctor shows them)"
+        : "";
+    lines.push(`last migration: ${when(migration.at)} ${migration.status}${left}`);
+  }
+  return lines;
+}
+
+export function renderStatus(status: HomeStatus): string {
+  const { home, databases, agents } = status;
   const lines = [`home: ${home}`, ""];
   lines.push(
     renderTable(databases, [
@@ -17,10 +43,21 @@ export function renderStatus(home: string, databases: readonly DatabaseStatus[])
       { header: "AGENT", value: (d) => d.agentId ?? "-" },
       { header: "SIZE", value: (d) => formatBytes(d.bytes), align: "right" },
       { header: "SCHEMA", value: (d) => d.schemaVersion, align: "right" },
-      { header: "CHECK", value: (d) => d.quickCheck },
-      { header: "PATH", value: (d) => d.path },
+      { header: "CHECK", value: (d) => d.quickCheck, max: 40 },
+      { header: "PATH", value: (d) => pathInHome(home, d.path) },
     ]),
   );
+  if (agents.length > 0) {
+    lines.push(
+      "",
+      renderTable(agents, [
+        { header: "AGENT", value: (a) => a.agentId },
+        { header: "SESSIONS", value: (a) => a.sessions, align: "right" },
+        { header: "LAST ACTIVITY", value: (a) => when(a.lastActivityAt) },
+      ]),
+    );
+  }
+  lines.push("", ...renderRuns(status));
   for (const db of databases) {
     const counts = Object.entries(db.tables)
       .map(([table, rows]) => `${table}=${rows}`)
@@ -30,18 +67,36 @@ export function renderStatus(home: string, databases: readonly DatabaseStatus[])
   return lines.join("\n");
 }
 
+/** A home that is not an agentstate home yet may be a legacy one: say how to migrate it. */
+function notAHome(error: unknown, home: string): unknown {
+  if (!isStateError(error, "E_NOT_FOUND")) return error;
+  const hint = looksLikeLegacyHome(home)
+    ? `it holds legacy gateway state not migrated yet: run \`agentstate doctor --home ${home}\` to see the plan`
+    : legacyHomeHint(home);
+  if (hint === null) return error;
+  return new StateError("E_NOT_FOUND", `${error.message}; ${hint}`, {
+    cause: error,
+    details: { home },
+  });
+}
+
 export function registerStatus(program: Command): void {
   const command = program
     .command("status")
     .description(
-      "describe a home: every database, its size, schema version, health and row counts",
+      "describe a home: every database (size, schema, health, rows), each agent's last activity, the last backup and migration",
     );
   addHomeOption(command);
   addJsonOption(command);
   command.action((options: HomeOptions & JsonOption) => {
-    const status = withHome(options, false, (home) => describeHome(home));
+    let status: HomeStatus;
+    try {
+      status = withHome(options, false, (home) => describeHome(home));
+    } catch (error) {
+      throw notAHome(error, resolveHomePath(options.home));
+    }
     if (options.json) printJson(status);
-    else process.stdout.write(`${renderStatus(status.home, status.databases)}\n`);
+    else process.stdout.write(`${renderStatus(status)}\n`);
     const unhealthy = status.databases.some((d) => d.quickCheck !== "ok");
     if (unhealthy) process.exitCode = 4;
   });
