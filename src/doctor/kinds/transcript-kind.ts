@@ -1,11 +1,12 @@
 import { isStateError } from "../../db/errors.js";
 import type { AgentState } from "../../home.js";
-import { isKnownEventType } from "../../transcript/event.js";
+import { isKnownEventType, type TranscriptEvent } from "../../transcript/event.js";
 import type { LegacySource } from "../discover.js";
 import { MAX_LINE_BYTES, readLines } from "../line-reader.js";
 import {
   parseTranscriptFileName,
   readTranscript,
+  type TranscriptFileName,
   type TranscriptItem,
 } from "../sources/transcript-source.js";
 import {
@@ -114,6 +115,37 @@ function hasLiveFile(context: ImportContext, sessionId: string): boolean {
   );
 }
 
+/** The first and the last event time of a log: when its session began and was last active. */
+interface LogTimes {
+  first: number | null;
+  last: number | null;
+}
+
+function noteTime(times: LogTimes, event: TranscriptEvent): void {
+  const at = typeof event.timestamp === "string" ? Date.parse(event.timestamp) : Number.NaN;
+  if (!Number.isFinite(at)) return;
+  times.first ??= at;
+  times.last = at;
+}
+
+/**
+ * The session keeps its own times, not the import's: it began at its log's first event (the
+ * header), and an archive without a live file ended when it was archived (the name's time),
+ * else at its last event.
+ */
+function settleTimes(
+  context: ImportContext,
+  file: TranscriptFileName,
+  times: LogTimes,
+  agent: AgentState,
+): void {
+  if (times.first !== null) agent.lifecycle.markStarted(file.sessionId, times.first);
+  if (file.archive !== null && !hasLiveFile(context, file.sessionId)) {
+    const endedAt = file.archivedAt ?? times.last ?? context.source.mtimeMs;
+    agent.lifecycle.markEnded(file.sessionId, endedAt);
+  }
+}
+
 function importTranscript(context: ImportContext): ImportOutcome {
   const { source } = context;
   const agent = context.home.agent(source.agentId as string);
@@ -121,10 +153,14 @@ function importTranscript(context: ImportContext): ImportOutcome {
   const file = parseTranscriptFileName(name);
   if (!file) throw new Error(`not a transcript file name: ${source.path}`);
   const outcome: ImportOutcome = { records: 0, alreadyPresent: 0, problems: [] };
+  const times: LogTimes = { first: null, last: null };
   let batch: TranscriptItem[] = [];
   for (const item of readTranscript(source.absPath, file.sessionId)) {
     if (item.kind === "problem") outcome.problems.push(problem(item.line, item.reason));
-    else batch.push(item);
+    else {
+      batch.push(item);
+      noteTime(times, item.event);
+    }
     if (batch.length >= BATCH) {
       importBatch(agent, file.sessionId, batch, outcome);
       batch = [];
@@ -134,9 +170,7 @@ function importTranscript(context: ImportContext): ImportOutcome {
   // Broken lines are found while reading, refused records when their batch is written: report
   // them all in file order.
   outcome.problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-  if (outcome.records > 0 && file.archive !== null && !hasLiveFile(context, file.sessionId)) {
-    agent.lifecycle.markEnded(file.sessionId, file.archivedAt ?? source.mtimeMs);
-  }
+  if (outcome.records > 0) settleTimes(context, file, times, agent);
   return outcome;
 }
 

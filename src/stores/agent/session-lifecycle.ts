@@ -63,6 +63,7 @@ export class SessionLifecycle {
   private readonly upsertKey: SqlStatement;
   private readonly insertImported: SqlStatement;
   private readonly setEnded: SqlStatement;
+  private readonly setStarted: SqlStatement;
 
   constructor(
     private readonly db: Database,
@@ -85,7 +86,8 @@ export class SessionLifecycle {
     this.deleteSession = db.prepare("DELETE FROM sessions WHERE session_id = ?");
     this.upsertKey = db.prepare(
       `INSERT INTO sessions (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (session_id) DO UPDATE SET session_key = coalesce(session_key, excluded.session_key)`,
+       ON CONFLICT (session_id) DO UPDATE SET session_key = coalesce(session_key, excluded.session_key),
+         updated_at = max(updated_at, excluded.updated_at)`,
     );
     this.insertImported = db.prepare(
       `INSERT INTO sessions (session_id, session_key, created_at, updated_at, ended_at, reset_reason, reset_message, predecessor_id)
@@ -93,6 +95,9 @@ export class SessionLifecycle {
     );
     this.setEnded = db.prepare(
       "UPDATE sessions SET ended_at = ? WHERE session_id = ? AND ended_at IS NULL",
+    );
+    this.setStarted = db.prepare(
+      "UPDATE sessions SET created_at = min(created_at, ?) WHERE session_id = ?",
     );
   }
 
@@ -208,10 +213,11 @@ export class SessionLifecycle {
 
   /**
    * Records that a session belongs to a key (creating an empty session row when it has no log
-   * yet). A session already attached to a key keeps it. Used when importing a session index.
+   * yet). A session already attached to a key keeps it; its last activity becomes `at` when that
+   * is later. Used when importing a session index, whose entries say when they were last used.
    */
-  attachKey(sessionId: string, sessionKey: string, createdAt = Date.now()): SessionInfo {
-    this.upsertKey.run(checkSessionId(sessionId), sessionKey, createdAt, createdAt);
+  attachKey(sessionId: string, sessionKey: string, at = Date.now()): SessionInfo {
+    this.upsertKey.run(checkSessionId(sessionId), sessionKey, at, at);
     return this.get(sessionId);
   }
 
@@ -239,6 +245,15 @@ export class SessionLifecycle {
       row.predecessorId ?? null,
     );
     return this.get(row.sessionId);
+  }
+
+  /**
+   * Moves a session's start back to `startedAt` (an imported log's header) when it is earlier:
+   * an index entry imported first made the row at the entry's last use, not at its start.
+   */
+  markStarted(sessionId: string, startedAt: number): SessionInfo {
+    this.setStarted.run(startedAt, checkSessionId(sessionId));
+    return this.get(sessionId);
   }
 
   /** Marks a session ended at a given time (a soft-deleted transcript), unless it already is. */

@@ -347,7 +347,12 @@ export class TranscriptStore {
       );
     }
     const now = Date.now();
-    batch.session ??= this.createSession(sessionId, options, now);
+    // A session first seen through an imported (verbatim) event began when that event did.
+    batch.session ??= this.createSession(
+      sessionId,
+      options,
+      options.verbatim ? eventTime(input as TranscriptEvent, now) : now,
+    );
     const key = idempotencyKeyOf(input, options);
     if (key !== null) {
       const existing = this.selectByKey.get(sessionId, key);
@@ -371,8 +376,8 @@ export class TranscriptStore {
     return { ...this.store(batch, event, key, now), deduplicated: false };
   }
 
-  private createSession(sessionId: string, options: AppendOptions, now: number): SessionRow {
-    this.insertSession.run(sessionId, options.sessionKey ?? null, now, now);
+  private createSession(sessionId: string, options: AppendOptions, at: number): SessionRow {
+    this.insertSession.run(sessionId, options.sessionKey ?? null, at, at);
     return this.selectSession.get(sessionId) as SessionRow;
   }
 
