@@ -234,11 +234,22 @@ function runProblems(sources: readonly SourceReport[]): JsonValue[] {
   return listed.slice(0, 1000);
 }
 
+/** Kinds whose writers took a `.lock` beside the file (the plan lists those locks as `lock`). */
+const LOCKED_KINDS = new Set(["session-index", "transcript", "transcript-archive"]);
+
+/**
+ * The writer lock that guarded a source (`sessions.json.lock`, `<id>.jsonl.lock`; an archive's is
+ * its live file's): stale once the source is imported, so it goes with it, and stays with a kept one.
+ */
+function lockOf(source: PlannedSource): string | null {
+  if (!LOCKED_KINDS.has(source.kind)) return null;
+  return `${source.absPath.replace(/\.jsonl\.(deleted|reset)\.[^/]+$/, ".jsonl")}.lock`;
+}
+
 function removeSource(source: PlannedSource): boolean {
   rmSync(source.absPath, { force: true });
-  if (source.kind === "transcript" || source.kind === "transcript-archive") {
-    rmSync(`${source.absPath.replace(/\.(deleted|reset)\.[^/]+$/, "")}.lock`, { force: true });
-  }
+  const lock = lockOf(source);
+  if (lock !== null) rmSync(lock, { force: true });
   return !existsSync(source.absPath);
 }
 
