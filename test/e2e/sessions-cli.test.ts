@@ -350,11 +350,18 @@ describe("agentstate transcript search and list", () => {
 
   it("accepts hostile query strings", () => {
     const { home } = seed();
-    for (const query of ['"', "AND", "*", 'basil AND "to*', "NEAR(", "'", "-", "basil OR", "()"]) {
+    for (const query of ["AND", 'basil AND "to*', "NEAR(", "basil OR"]) {
       const result = cli(["transcript", "search", query, "--home", home]);
       expect(result.status, `${query}: ${result.stderr}`).toBe(0);
       const json = cli(["transcript", "search", query, "--json", "--home", home]);
       expect(Array.isArray(JSON.parse(json.stdout))).toBe(true);
+    }
+    // Input with no word at all is not a search: a usage error, still never a crash.
+    for (const query of ['"', "*", "'", "-", "()"]) {
+      const result = cli(["transcript", "search", query, "--home", home]);
+      expect(result.status, `${query}: ${result.stderr}`).toBe(2);
+      const json = cli(["transcript", "search", query, "--json", "--home", home]);
+      expect(JSON.parse(json.stderr).error.code).toBe("E_INVALID_ARGUMENT");
     }
   });
 
@@ -396,6 +403,48 @@ describe("agentstate sessions and transcript errors", () => {
       "main",
       "research",
     ]);
+  });
+
+  it("exits 3 naming a session to search in that does not exist", () => {
+    const { home } = seed();
+    for (const scope of [[], ["--agent", "main"]]) {
+      const result = cli([
+        "transcript",
+        "search",
+        "basil",
+        "--session",
+        "nosuch",
+        ...scope,
+        "--home",
+        home,
+      ]);
+      expect(result.status, scope.join(" ")).toBe(3);
+      expect(result.stderr).toContain("nosuch");
+      expect(result.stdout).toBe("");
+      const json = cli([
+        "transcript",
+        "search",
+        "basil",
+        "--session",
+        "nosuch",
+        ...scope,
+        "--json",
+        "--home",
+        home,
+      ]);
+      expect(json.status).toBe(3);
+      expect(JSON.parse(json.stderr).error).toMatchObject({ code: "E_NOT_FOUND" });
+    }
+  });
+
+  it("exits 2 on a search with no words", () => {
+    const { home } = seed();
+    for (const query of ["", "   ", " ?! -- ", '"" ()']) {
+      const result = cli(["transcript", "search", query, "--home", home]);
+      expect(result.status, JSON.stringify(query)).toBe(2);
+      expect(result.stderr).toMatch(/search query has no words/);
+      expect(result.stdout).toBe("");
+    }
   });
 
   it("exits 3 for a missing session, session key or home", () => {

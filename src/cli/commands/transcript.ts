@@ -11,10 +11,11 @@ import {
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
-import { StateError } from "../../db/errors.js";
+import { isStateError, StateError } from "../../db/errors.js";
 import type { AgentState, StateHome } from "../../home.js";
 import type { SearchHit } from "../../stores/agent/transcript-search.js";
 import type { SessionScope } from "../../stores/agent/transcript-store.js";
+import { searchTerms } from "../../transcript/fts-query.js";
 import {
   addHomeOption,
   addJsonOption,
@@ -221,6 +222,22 @@ export function renderHits(hits: readonly SearchHit[]): string {
     .join("\n");
 }
 
+/** A search in a session that is not there is a mistake to report, not an empty result. */
+function requireSession(home: StateHome, sessionId: string, agentId: string | undefined): void {
+  const agents = agentId ? [agentId] : home.listAgents().map((a) => a.agentId);
+  for (const id of agents) {
+    try {
+      home.agent(id, { create: false }).lifecycle.get(sessionId);
+      return;
+    } catch (error) {
+      if (!isStateError(error, "E_NOT_FOUND") || agentId !== undefined) throw error;
+    }
+  }
+  throw new StateError("E_NOT_FOUND", `no session ${sessionId} in any agent of the home`, {
+    details: { sessionId },
+  });
+}
+
 function registerSearch(transcript: Command): void {
   const command = transcript
     .command("search <query...>")
@@ -233,9 +250,21 @@ function registerSearch(transcript: Command): void {
   command.action((words: string[], options: SearchOptions) => {
     const limit = parseInteger("--limit", options.limit, 1, 500);
     const query = words.join(" ");
-    const hits = withHome(options, false, (home) =>
-      home.transcripts.search(query, { agentId: options.agent, sessionId: options.session, limit }),
-    );
+    if (searchTerms(query).length === 0) {
+      throw new StateError(
+        "E_INVALID_ARGUMENT",
+        `the search query has no words to look for, got ${JSON.stringify(query)}`,
+        { details: { query } },
+      );
+    }
+    const hits = withHome(options, false, (home) => {
+      if (options.session !== undefined) requireSession(home, options.session, options.agent);
+      return home.transcripts.search(query, {
+        agentId: options.agent,
+        sessionId: options.session,
+        limit,
+      });
+    });
     if (options.json) printJson(hits);
     else process.stdout.write(hits.length === 0 ? "no matches\n" : `${renderHits(hits)}\n`);
   });
