@@ -34,7 +34,7 @@ export interface SourceReport {
 
 export interface DoctorReport {
   runId: string | null;
-  status: "succeeded" | "partial" | "failed" | "nothing-to-do";
+  status: "succeeded" | "partial" | "failed" | "interrupted" | "nothing-to-do";
   home: string;
   backupPath: string | null;
   startedAt: number;
@@ -70,6 +70,11 @@ export interface FixOptions {
   /** Makes the verified pre-migration backup and returns its path (default: a verified archive under `<home>/backups/`). */
   backup?: (home: StateHome) => Promise<string>;
   onProgress?: (progress: DoctorProgress) => void;
+  /**
+   * Stops the run between import groups (each group's rows are committed or not at all); the
+   * run is then recorded as `interrupted` and a rerun picks up the sources not yet imported.
+   */
+  signal?: AbortSignal;
 }
 
 /** Refuses to start when the disk cannot hold the new rows and the backup (with 10% slack). */
@@ -302,6 +307,25 @@ function totalsOf(sources: readonly SourceReport[]): DoctorReport["totals"] {
 }
 
 /**
+ * The import is synchronous: a signal handler (which sets the abort) only runs when the event
+ * loop gets a turn, so each group boundary gives it one before looking at the signal.
+ */
+async function stopRequested(signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal === undefined) return false;
+  if (!signal.aborted) await new Promise<void>((resolve) => setImmediate(resolve));
+  return signal.aborted;
+}
+
+/** Sources an interrupted run never reached: still in place, for the next run. */
+function markNotReached(group: readonly IndexedSource[], reports: SourceReport[]): void {
+  for (const { source, index } of group) {
+    reports[index] = reportOf(source, "left", {
+      error: "not imported: the run was interrupted; run doctor --fix again",
+    });
+  }
+}
+
+/**
  * `doctor --fix`: plan, check disk space, back up and verify, import each source (short
  * transcripts of one agent in groups sharing a transaction, any other in its own short
  * transactions), record every source in the ledger, and only then remove the sources
@@ -350,7 +374,13 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
         bytesDone: bytesBefore,
         bytesTotal,
       });
+    let interrupted = false;
     for (const group of importGroups(plan.sources)) {
+      if (await stopRequested(options.signal)) {
+        interrupted = true;
+        markNotReached(group, reports);
+        continue;
+      }
       const imported = importGroup(home, group, plan, bytesDone, progress);
       // Only now, with the group's rows committed, may a source be recorded and removed.
       for (const [i, { source, index }] of group.entries()) {
@@ -368,7 +398,11 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
     }
     for (const agent of home.listAgents()) home.agent(agent.agentId).db.exec("PRAGMA optimize");
     const totals = totalsOf(reports);
-    const status = totals.failed > 0 || totals.warning > 0 ? "partial" : "succeeded";
+    const status = interrupted
+      ? "interrupted"
+      : totals.failed > 0 || totals.warning > 0
+        ? "partial"
+        : "succeeded";
     const summary = {
       kind: "legacy-state",
       home: plan.home,

@@ -185,22 +185,60 @@ function showHistory(options: DoctorOptions): void {
   process.stdout.write(`${out.join("\n")}\n`);
 }
 
+/** Shell convention: a command stopped by a signal exits 128 + the signal's number. */
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
+
+/**
+ * While the import runs, SIGINT and SIGTERM ask it to stop at the next group boundary instead of
+ * killing the process, so the run is recorded as interrupted and every database is closed.
+ */
+function stopOnSignals(): {
+  signal: AbortSignal;
+  received: () => StopSignal | null;
+  done: () => void;
+} {
+  const controller = new AbortController();
+  let received: StopSignal | null = null;
+  const handlers = (Object.keys(SIGNAL_EXIT_CODES) as StopSignal[]).map((name) => {
+    const handler = () => {
+      received ??= name;
+      controller.abort();
+    };
+    process.on(name, handler);
+    return () => process.off(name, handler);
+  });
+  return {
+    signal: controller.signal,
+    received: () => received,
+    done: () => {
+      for (const remove of handlers) remove();
+    },
+  };
+}
+
 async function fix(options: DoctorOptions): Promise<void> {
   const progress = options.json ? undefined : progressReporter();
+  const stop = stopOnSignals();
   let report: DoctorReport;
   try {
     report = await runDoctorFix({
       home: options.home,
       keepSources: options.keepSources === true,
       quarantine: options.quarantine === true,
+      signal: stop.signal,
       ...(progress ? { onProgress: progress.update } : {}),
     });
   } finally {
     progress?.stop();
+    stop.done();
   }
   if (options.json) printJson(report);
   else process.stdout.write(`${renderReport(report)}\n`);
-  if (report.status === "partial" || report.status === "failed") process.exitCode = 1;
+  const signal = stop.received();
+  if (report.status === "interrupted" && signal !== null)
+    process.exitCode = SIGNAL_EXIT_CODES[signal];
+  else if (report.status === "partial" || report.status === "failed") process.exitCode = 1;
 }
 
 function checkCombination(options: DoctorOptions): void {

@@ -4,7 +4,7 @@ import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
 import { type JsonValue, toJson } from "../json.js";
 
-export type MigrationRunStatus = "running" | "succeeded" | "partial" | "failed";
+export type MigrationRunStatus = "running" | "succeeded" | "partial" | "failed" | "interrupted";
 export type MigrationSourceStatus = "imported" | "skipped" | "warning" | "failed";
 type JsonObject = { [key: string]: JsonValue };
 
