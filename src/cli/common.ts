@@ -37,15 +37,46 @@ function refuseNestedCreation(path: string): void {
   );
 }
 
+/** Homes a command has open: closed on the way out too, when something calls process.exit. */
+const openHomes = new Set<StateHome>();
+
+/**
+ * A database closed by its last connection checkpoints its WAL and removes the -wal and -shm
+ * files; one left open by a process that exits keeps them. An exit handler runs synchronously,
+ * as closing a database does.
+ */
+process.on("exit", () => {
+  for (const home of openHomes) {
+    try {
+      home.close();
+    } catch {
+      // Exiting anyway: an unclosed database loses nothing committed, it only keeps its WAL.
+    }
+  }
+  openHomes.clear();
+});
+
+/** Opens the home for a command; `closeHome` closes it (and the exit handler, if it is not). */
+export function openHome(options: HomeOptions, create: boolean): StateHome {
+  const home = openStateHome({ home: options.home, create });
+  openHomes.add(home);
+  return home;
+}
+
+export function closeHome(home: StateHome): void {
+  openHomes.delete(home);
+  home.close();
+}
+
 /** Opens the home for a command and closes it afterwards, also when the command throws. */
 export function withHome<T>(options: HomeOptions, create: boolean, fn: (home: StateHome) => T): T {
   const path = resolveHomePath(options.home);
   if (create) refuseNestedCreation(path);
-  const home = openStateHome({ home: path, create });
+  const home = openHome({ home: path }, create);
   try {
     return fn(home);
   } finally {
-    home.close();
+    closeHome(home);
   }
 }
 

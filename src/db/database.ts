@@ -23,7 +23,8 @@ export interface OpenDatabaseOptions {
   create?: boolean;
   /**
    * Open an existing database for reading only: nothing on disk changes (no schema migration,
-   * no journal-mode switch). Writes fail with a SQLite read-only error.
+   * no journal-mode switch; the -wal/-shm files a reader needs go again when the last connection
+   * closes). Writes fail with a SQLite read-only error.
    */
   readonly?: boolean;
   driver?: DriverFactory;
@@ -250,8 +251,12 @@ function openReadonly(
   factory: DriverFactory,
 ): Database {
   if (!exists) throw new StateError("E_NOT_FOUND", `no database at ${path}`, { details: { path } });
-  const driver = factory(path, { readonly: true, fileMustExist: true });
+  // query_only refuses every write. The handle itself stays read-write (SQLite falls back to
+  // read-only for a write-protected file): a read-only handle cannot checkpoint, so closing the
+  // last connection would leave the -wal and -shm files it created beside the database.
+  const driver = factory(path, { fileMustExist: true });
   try {
+    driver.exec("PRAGMA query_only = ON");
     driver.exec("PRAGMA busy_timeout = 30000");
     const version = driver.prepare<{ user_version: number }>("PRAGMA user_version").get();
     const current = version?.user_version ?? 0;

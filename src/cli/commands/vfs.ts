@@ -4,7 +4,7 @@ import type { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { Command } from "commander";
 import { StateError } from "../../db/errors.js";
-import { openStateHome, type StateHome } from "../../home.js";
+import type { StateHome } from "../../home.js";
 import {
   DEFAULT_VFS_NAMESPACE,
   type VfsStat,
@@ -14,8 +14,10 @@ import { exportTar, exportToDirectory } from "../../vfs/archive.js";
 import {
   addHomeOption,
   addJsonOption,
+  closeHome,
   type HomeOptions,
   type JsonOption,
+  openHome,
   withHome,
 } from "../common.js";
 import { formatBytes, printJson, renderTable } from "../output.js";
@@ -44,11 +46,11 @@ async function withVfsAsync<T>(
   options: VfsOptions,
   fn: (vfs: VirtualAgentFs) => Promise<T>,
 ): Promise<T> {
-  const home = openStateHome({ home: options.home, create: false });
+  const home = openHome(options, false);
   try {
     return await fn(vfsOf(home, options));
   } finally {
-    home.close();
+    closeHome(home);
   }
 }
 
