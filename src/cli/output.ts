@@ -24,6 +24,8 @@ export interface Column<Row> {
   align?: "left" | "right";
   /** Cells longer than this are cut, ending in "…", unless the table is rendered `full`. */
   max?: number;
+  /** Where a long cell is cut: its end (default), or its middle, for paths whose end tells them apart. */
+  cut?: "end" | "middle";
 }
 
 export interface TableOptions {
@@ -39,6 +41,15 @@ export function cleanCell(text: string): string {
   return sanitize(flatten(text.replace(ANSI, "")));
 }
 
+/** At most `max` characters, keeping both ends: `agents/main/sess…a1b2.jsonl`. */
+export function truncateMiddle(text: string, max: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  const head = Math.ceil((max - 1) / 2);
+  const tail = max - 1 - head;
+  return `${chars.slice(0, head).join("")}…${tail > 0 ? chars.slice(-tail).join("") : ""}`;
+}
+
 export function renderTable<Row>(
   rows: readonly Row[],
   columns: readonly Column<Row>[],
@@ -47,7 +58,10 @@ export function renderTable<Row>(
   const cells = rows.map((row) =>
     columns.map((column) => {
       const text = cleanCell(String(column.value(row)));
-      return column.max === undefined || options.full ? text : truncate(text, column.max);
+      if (column.max === undefined || options.full) return text;
+      return column.cut === "middle"
+        ? truncateMiddle(text, column.max)
+        : truncate(text, column.max);
     }),
   );
   const widths = columns.map((column, i) =>

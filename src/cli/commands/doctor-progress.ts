@@ -1,8 +1,8 @@
 import cliProgress from "cli-progress";
 import type { DoctorProgress } from "../../doctor/fix.js";
-import { formatBytes } from "../output.js";
+import { formatBytes, truncateMiddle } from "../output.js";
 
-/** A progress bar on stderr (sources and bytes), only when stderr is a terminal. */
+/** A progress bar on stderr (sources and bytes), only when stderr is a terminal; gone when done. */
 export function progressReporter():
   | { update: (p: DoctorProgress) => void; stop: () => void }
   | undefined {
@@ -12,6 +12,9 @@ export function progressReporter():
       format: "importing [{bar}] {percentage}% | {done}/{size} | {file}",
       stream: process.stderr,
       hideCursor: true,
+      // The report follows on stdout; a bar left on the terminal would sit in the middle of it.
+      clearOnComplete: true,
+      barsize: 20,
     },
     cliProgress.Presets.shades_classic,
   );
@@ -21,7 +24,8 @@ export function progressReporter():
       const payload = {
         done: formatBytes(p.bytesDone),
         size: formatBytes(p.bytesTotal),
-        file: p.source.path,
+        // One terminal line: a wrapped bar cannot be redrawn or cleared.
+        file: truncateMiddle(p.source.path, 40),
       };
       if (!started) {
         bar.start(Math.max(p.bytesTotal, 1), p.bytesDone, payload);

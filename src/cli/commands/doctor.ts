@@ -9,7 +9,8 @@ import {
   type JsonOption,
   withHome,
 } from "../common.js";
-import { formatBytes, printJson, renderTable } from "../output.js";
+import { cleanCell, formatBytes, printJson, renderTable, truncateMiddle } from "../output.js";
+import { truncate } from "../render/style.js";
 import { progressReporter } from "./doctor-progress.js";
 import { type QuarantinedOptions, showQuarantined } from "./doctor-quarantined.js";
 
@@ -19,6 +20,8 @@ interface DoctorOptions extends HomeOptions, JsonOption, QuarantinedOptions {
   quarantine?: boolean;
   history?: boolean;
   quarantined?: boolean;
+  verbose?: boolean;
+  full?: boolean;
 }
 
 const EXAMPLES = `
@@ -33,49 +36,79 @@ Examples:
   agentstate doctor --quarantined --out bad.jsonl   export the raw lines, byte for byte
 `;
 
+/** Output stays within this many columns unless `--full` (paths are cut in the middle). */
+const WIDTH = 100;
+const PATH_WIDTH = 52;
+
+interface RenderOptions {
+  verbose: boolean;
+  full: boolean;
+}
+
+function fit(line: string, full: boolean): string {
+  return full ? line : truncate(line, WIDTH);
+}
+
+/**
+ * `  <path><rest>` in 100 columns. A problem keeps its `file:line` whole and cuts its reason; a
+ * note (whose file the table above names) keeps its text and cuts the path in the middle.
+ */
+function pathLine(path: string, rest: string, full: boolean, keep: "path" | "rest"): string {
+  if (full) return `  ${path}${rest}`;
+  if (keep === "path") return fit(`  ${truncateMiddle(path, WIDTH - 32)}${rest}`, false);
+  const room = Math.max(24, WIDTH - 2 - Array.from(rest).length);
+  return fit(`  ${truncateMiddle(path, room)}${rest}`, false);
+}
+
 function problemLines(
   sources: ReadonlyArray<{
     path: string;
     problems: ReadonlyArray<{ line: number | null; key: string | null; reason: string }>;
   }>,
+  full: boolean,
 ): string[] {
   const lines: string[] = [];
   for (const source of sources) {
-    for (const p of source.problems.slice(0, 20)) {
-      const where =
-        p.line !== null
-          ? `${source.path}:${p.line}`
-          : p.key !== null
-            ? `${source.path} [${p.key}]`
-            : source.path;
-      lines.push(`  ${where}: ${p.reason}`);
+    for (const p of full ? source.problems : source.problems.slice(0, 20)) {
+      const where = p.line !== null ? `:${p.line}` : p.key !== null ? ` [${p.key}]` : "";
+      lines.push(pathLine(source.path, `${where}: ${cleanCell(p.reason)}`, full, "path"));
     }
-    if (source.problems.length > 20)
-      lines.push(`  ${source.path}: … ${source.problems.length - 20} more`);
+    if (!full && source.problems.length > 20)
+      lines.push(fit(`  ${source.path}: … ${source.problems.length - 20} more (--full)`, false));
   }
   return lines;
 }
 
-export function renderPlan(plan: MigrationPlan): string {
+function planNote(source: MigrationPlan["sources"][number]): string | null {
+  const notes = [
+    source.reason,
+    source.problemCount > 0 ? `${source.problemCount} problem(s)` : null,
+    ...source.notes,
+  ].filter((note) => note !== null);
+  return notes.length > 0 ? notes.join("; ") : null;
+}
+
+export function renderPlan(plan: MigrationPlan, full = false): string {
   const out = [`Legacy state in ${plan.home} (read-only plan; nothing was changed):`, ""];
   out.push(
-    renderTable(plan.sources, [
-      { header: "ACTION", value: (s) => s.action },
-      { header: "KIND", value: (s) => s.kind },
-      { header: "RECORDS", value: (s) => s.records ?? "-", align: "right" },
-      { header: "SIZE", value: (s) => formatBytes(s.bytes), align: "right" },
-      { header: "PATH", value: (s) => s.path },
-      {
-        header: "NOTE",
-        value: (s) =>
-          s.reason ??
-          [s.problemCount > 0 ? `${s.problemCount} problem(s)` : null, ...s.notes]
-            .filter((note) => note !== null)
-            .join("; "),
-      },
-    ]),
+    renderTable(
+      plan.sources,
+      [
+        { header: "ACTION", value: (s) => s.action },
+        { header: "KIND", value: (s) => s.kind },
+        { header: "RECORDS", value: (s) => s.records ?? "-", align: "right" },
+        { header: "SIZE", value: (s) => formatBytes(s.bytes), align: "right" },
+        { header: "PATH", value: (s) => s.path, max: PATH_WIDTH, cut: "middle" },
+      ],
+      { full },
+    ),
   );
-  const problems = problemLines(plan.sources);
+  const notes = plan.sources.flatMap((s) => {
+    const note = planNote(s);
+    return note === null ? [] : [pathLine(s.path, `: ${cleanCell(note)}`, full, "rest")];
+  });
+  if (notes.length > 0) out.push("", "Notes:", ...notes);
+  const problems = problemLines(plan.sources, full);
   if (problems.length > 0)
     out.push(
       "",
@@ -89,27 +122,83 @@ export function renderPlan(plan: MigrationPlan): string {
     `${summary.import} to import (${summary.records} records, ${formatBytes(summary.bytes)}), ${summary.skip} already imported, ${summary.leave} left as files, ${summary.refuse} refused.`,
   );
   if (summary.import > 0) out.push("Run again with --fix to back up the home and import.");
+  if (plan.hint) out.push(plan.hint);
   return out.join("\n");
 }
 
-export function renderReport(report: DoctorReport): string {
+type FixedSource = DoctorReport["sources"][number];
+type Ending = Exclude<FixedSource["status"], "left">;
+const COUNTED: readonly Ending[] = ["imported", "skipped", "warning", "failed", "refused"];
+type KindRow = { kind: string; records: number; removed: number } & Record<Ending, number>;
+
+/** One row per kind of source: how many ended each way, records, files removed. */
+function kindSummary(sources: readonly FixedSource[]): KindRow[] {
+  const rows = new Map<string, KindRow>();
+  for (const source of sources) {
+    if (source.status === "left") continue;
+    const row = rows.get(source.kind) ?? {
+      kind: source.kind,
+      imported: 0,
+      skipped: 0,
+      warning: 0,
+      failed: 0,
+      refused: 0,
+      records: 0,
+      removed: 0,
+    };
+    row[source.status]++;
+    row.records += source.records;
+    row.removed += source.removed ? 1 : 0;
+    rows.set(source.kind, row);
+  }
+  return [...rows.values()];
+}
+
+function sourceTable(sources: readonly FixedSource[], full: boolean): string[] {
+  const table = renderTable(
+    sources,
+    [
+      { header: "STATUS", value: (s) => s.status },
+      { header: "KIND", value: (s) => s.kind },
+      { header: "RECORDS", value: (s) => s.records, align: "right" },
+      { header: "REMOVED", value: (s) => (s.removed ? "yes" : "no") },
+      { header: "PATH", value: (s) => s.path, max: PATH_WIDTH, cut: "middle" },
+    ],
+    { full },
+  );
+  const errors = sources.flatMap((s) =>
+    s.error ? [pathLine(s.path, `: ${cleanCell(s.error)}`, full, "path")] : [],
+  );
+  return ["", table, ...(errors.length > 0 ? ["", "Errors:", ...errors] : [])];
+}
+
+export function renderReport(report: DoctorReport, options: RenderOptions): string {
+  const { verbose, full } = options;
   const out = [`doctor --fix: ${report.status}${report.runId ? ` (run ${report.runId})` : ""}`];
   if (report.backupPath) out.push(`backup: ${report.backupPath} (verified)`);
-  const shown = report.sources.filter((s) => s.status !== "left");
-  if (shown.length > 0) {
+  const kinds = kindSummary(report.sources);
+  if (kinds.length > 0) {
     out.push(
       "",
-      renderTable(shown, [
-        { header: "STATUS", value: (s) => s.status },
-        { header: "KIND", value: (s) => s.kind },
-        { header: "RECORDS", value: (s) => s.records, align: "right" },
-        { header: "REMOVED", value: (s) => (s.removed ? "yes" : "no") },
-        { header: "PATH", value: (s) => s.path },
-        { header: "ERROR", value: (s) => s.error ?? "" },
+      renderTable(kinds, [
+        { header: "KIND", value: (k) => k.kind },
+        ...COUNTED.map((status) => ({
+          header: status.toUpperCase(),
+          value: (k: KindRow) => k[status],
+          align: "right" as const,
+        })),
+        { header: "RECORDS", value: (k) => k.records, align: "right" },
+        { header: "REMOVED", value: (k) => k.removed, align: "right" },
       ]),
     );
   }
-  const problems = problemLines(report.sources);
+  const troubled = report.sources.filter(
+    (s) => s.status === "warning" || s.status === "failed" || s.status === "refused",
+  );
+  const listed = verbose ? report.sources.filter((s) => s.status !== "left") : troubled;
+  if (listed.length > 0) out.push(...sourceTable(listed, full));
+  else if (!verbose && report.sources.length > 0) out.push("", "every file: --verbose");
+  const problems = problemLines(report.sources, full);
   if (problems.length > 0) {
     const quarantined = report.sources.some((s) => s.quarantined > 0);
     out.push(
@@ -122,7 +211,8 @@ export function renderReport(report: DoctorReport): string {
     if (report.sources.some((s) => s.status === "warning" && s.problems.length > 0))
       out.push(
         "",
-        "Run doctor --fix --quarantine to keep these lines in the database (see doctor --quarantined) and finish their sources.",
+        "Run doctor --fix --quarantine to keep these lines in the database and finish their sources",
+        "(doctor --quarantined lists them).",
       );
   }
   const t = report.totals;
@@ -234,7 +324,10 @@ async function fix(options: DoctorOptions): Promise<void> {
     stop.done();
   }
   if (options.json) printJson(report);
-  else process.stdout.write(`${renderReport(report)}\n`);
+  else {
+    const render = { verbose: options.verbose === true, full: options.full === true };
+    process.stdout.write(`${renderReport(report, render)}\n`);
+  }
   const signal = stop.received();
   if (report.status === "interrupted" && signal !== null)
     process.exitCode = SIGNAL_EXIT_CODES[signal];
@@ -281,6 +374,8 @@ export function registerDoctor(program: Command): void {
       "with --quarantined: write the raw lines (or with --json the JSON list) to this file (mode 0600)",
     )
     .option("--force", "with --out: replace the file when it exists")
+    .option("--verbose", "with --fix: list every file, not only those with problems")
+    .option("--full", "show paths, notes and problems whole instead of fitting 100 columns")
     .addHelpText("after", EXAMPLES);
   addHomeOption(command);
   addJsonOption(command);
@@ -294,6 +389,6 @@ export function registerDoctor(program: Command): void {
     if (options.fix) return fix(options);
     const plan = planMigration(options.home);
     if (options.json) printJson(plan);
-    else process.stdout.write(`${renderPlan(plan)}\n`);
+    else process.stdout.write(`${renderPlan(plan, options.full === true)}\n`);
   });
 }

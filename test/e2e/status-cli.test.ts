@@ -1,0 +1,114 @@
+// status and doctor as a newcomer meets them: what a home is doing, and where a legacy home is.
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTempDirs } from "../../src/test-support/temp-dir.js";
+import { generateLegacyHome } from "../fixtures/generate-legacy-home.mjs";
+import { PROJECT_ROOT, requireBuild } from "../support/built.js";
+import { cli } from "../support/cli.js";
+
+const tempDir = useTempDirs();
+const SAMPLE = join(PROJECT_ROOT, "examples", "legacy-home");
+beforeAll(requireBuild);
+
+interface StatusJson {
+  agents: Array<{ agentId: string; sessions: number; lastActivityAt: number | null }>;
+  lastBackup: { id: string; status: string; archive: string } | null;
+  lastMigration: { id: string; status: string } | null;
+}
+
+/** The latest session or entry change, read with plain SQL: the oracle for "last activity". */
+function lastChange(home: string, agentId: string): { sessions: number; at: number } {
+  const db = new BetterSqlite3(join(home, "agents", agentId, "agent", "agent.sqlite"), {
+    readonly: true,
+  });
+  try {
+    const sessions = db.prepare("SELECT updated_at FROM sessions").pluck().all() as number[];
+    const entries = db.prepare("SELECT updated_at FROM session_entries").pluck().all() as number[];
+    return { sessions: sessions.length, at: Math.max(...sessions, ...entries) };
+  } finally {
+    db.close();
+  }
+}
+
+describe("agentstate status", () => {
+  it("shows each agent's last activity, the last backup and the last migration", () => {
+    const home = join(tempDir(), "home");
+    generateLegacyHome(home, { agents: 2, sessions: 3, events: 4 });
+    expect(cli(["doctor", "--fix", "--home", home]).status).toBe(0);
+    const result = cli(["status", "--home", home, "--json"]);
+    expect(result.status, result.stderr).toBe(0);
+    const status = JSON.parse(result.stdout) as StatusJson;
+    const agentIds = readdirSync(join(home, "agents")).sort();
+    expect(status.agents.map((a) => a.agentId)).toEqual(agentIds);
+    for (const agent of status.agents) {
+      const oracle = lastChange(home, agent.agentId);
+      expect(agent).toEqual({
+        agentId: agent.agentId,
+        sessions: oracle.sessions,
+        lastActivityAt: oracle.at,
+      });
+    }
+    const [backup] = JSON.parse(cli(["backup", "list", "--home", home, "--json"]).stdout) as Array<{
+      id: string;
+    }>;
+    expect(status.lastBackup?.id).toBe(backup?.id);
+    expect(status.lastMigration?.status).toBe("succeeded");
+
+    const text = cli(["status", "--home", home]).stdout;
+    expect(text).toMatch(/^AGENT\s+SESSIONS\s+LAST ACTIVITY$/m);
+    expect(text).toMatch(/^last backup: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d succeeded \(backups\//m);
+    expect(text).toMatch(/^last migration: .* succeeded$/m);
+  });
+
+  it("says when a migration is partial", () => {
+    const home = join(tempDir(), "home");
+    cpSync(SAMPLE, home, { recursive: true });
+    const sessions = join(home, "agents", "main", "sessions");
+    const transcript = readdirSync(sessions).find((name) => name.endsWith(".jsonl")) as string;
+    appendFileSync(join(sessions, transcript), "{ not json\n");
+    expect(cli(["doctor", "--fix", "--home", home]).status).toBe(1);
+    const text = cli(["status", "--home", home]).stdout;
+    expect(text).toMatch(/^last migration: .* partial: some legacy sources are still left/m);
+    expect(cli(["backup", "list", "--home", home]).status).toBe(0);
+  });
+
+  it("on a legacy home not migrated yet, or one level above it, points at doctor", () => {
+    const parent = join(tempDir(), "parent");
+    const legacy = join(parent, ".openclaw");
+    cpSync(SAMPLE, legacy, { recursive: true });
+    const onLegacy = cli(["status", "--home", legacy]);
+    expect(onLegacy.status).toBe(3);
+    expect(onLegacy.stderr).toContain(`run \`agentstate doctor --home ${legacy}\``);
+    const above = cli(["status", "--home", parent]);
+    expect(above.status).toBe(3);
+    expect(above.stderr).toContain(`did you mean --home ${legacy}?`);
+    const plan = cli(["doctor", "--home", parent]);
+    expect(plan.status).toBe(0);
+    expect(plan.stdout).toContain(`did you mean --home ${legacy}?`);
+    expect(existsSync(join(parent, "state"))).toBe(false);
+  });
+
+  it("doctor with no home says where legacy homes usually are, and whether one is there", () => {
+    const userHome = join(tempDir(), "user");
+    mkdirSync(userHome);
+    const none = cli(["doctor"], { HOME: userHome });
+    expect(none.status).toBe(3);
+    expect(none.stderr).toMatch(/usually live in ~\/\.openclaw.*none found in/);
+    cpSync(SAMPLE, join(userHome, ".openclaw"), { recursive: true });
+    const found = cli(["doctor"], { HOME: userHome });
+    expect(found.status).toBe(3);
+    expect(found.stderr).toContain(`legacy state found at ${join(userHome, ".openclaw")}`);
+  });
+
+  it("kv set never creates a home inside directories that do not exist", () => {
+    const nested = join(tempDir(), "typo", "deeper", "home");
+    const result = cli(["kv", "set", "prefs", "theme", '"dark"', "--home", nested]);
+    expect(result.status).toBe(3);
+    expect(result.stderr).toMatch(/does not exist either/);
+    expect(existsSync(join(nested, "..", ".."))).toBe(false);
+    const fresh = join(tempDir(), "fresh");
+    expect(cli(["kv", "set", "prefs", "theme", '"dark"', "--home", fresh]).status).toBe(0);
+  });
+});
