@@ -1,6 +1,13 @@
 /** Plain-text tables and sizes for the CLI. JSON output goes through `printJson`. */
 import { isAbsolute, relative } from "node:path";
-import { flatten, sanitize, truncate } from "./render/style.js";
+import {
+  createStyle,
+  flatten,
+  sanitize,
+  shouldColor,
+  stripAnsi,
+  truncate,
+} from "./render/style.js";
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -33,12 +40,9 @@ export interface TableOptions {
   full?: boolean;
 }
 
-// An ANSI escape sequence (CSI or OSC) from a label or a tool's output would restyle the terminal.
-const ANSI = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?)/g;
-
 /** One row stays one line: escape sequences go, and newlines, tabs and other controls become spaces. */
 export function cleanCell(text: string): string {
-  return sanitize(flatten(text.replace(ANSI, "")));
+  return sanitize(flatten(stripAnsi(text)));
 }
 
 /** At most `max` characters, keeping both ends: `agents/main/sess…a1b2.jsonl`. */
@@ -82,4 +86,48 @@ export function renderTable<Row>(
 export function pathInHome(home: string, path: string): string {
   const inside = relative(home, path);
   return inside.startsWith("..") || isAbsolute(inside) ? path : inside;
+}
+
+/**
+ * The last line of a text list that stopped at its limit: the flags that show the next page.
+ * Printed in a pipe too (plain there, dim on a terminal), so a script can page on as a person does.
+ */
+export function moreLine(flags: string): string {
+  return `${createStyle(shouldColor()).dim(`more: ${flags}`)}\n`;
+}
+
+/** A page of at most `limit` rows, from a fetch of `limit + 1`: the extra row says more follow. */
+export function pageOf<T>(rows: readonly T[], limit: number): { rows: T[]; more: boolean } {
+  return { rows: rows.slice(0, limit), more: rows.length > limit };
+}
+
+/** A page fetched as `limit + 1` rows where the store allows (at its maximum, no probe row). */
+export function fetchPage<T>(
+  limit: number,
+  max: number,
+  fetch: (count: number) => readonly T[],
+): { rows: T[]; more: boolean } {
+  return pageOf(fetch(Math.min(limit + 1, max)), limit);
+}
+
+/** For lists without a cursor: a larger `--limit` is the way to see more, up to its maximum. */
+export function largerLimit(limit: number, max: number): string | null {
+  return limit >= max ? null : `--limit ${Math.min(max, limit * 2)}`;
+}
+
+const SHELL_SAFE = /^[\w@%+=:,./-]+$/;
+
+/** An argument as a POSIX shell reads it back: bare when safe, else single-quoted. */
+export function shellArg(text: string): string {
+  if (SHELL_SAFE.test(text)) return text;
+  // A control character cannot sit inside '…' on one line: bash's $'…' spells it as an escape.
+  if (/\p{Cc}/u.test(text)) {
+    const escaped = Array.from(text, (ch) => {
+      if (ch === "\\" || ch === "'") return `\\${ch}`;
+      const code = ch.codePointAt(0) ?? 0;
+      return /\p{Cc}/u.test(ch) ? `\\x${code.toString(16).padStart(2, "0")}` : ch;
+    }).join("");
+    return `$'${escaped}'`;
+  }
+  return `'${text.replace(/'/g, "'\\''")}'`;
 }

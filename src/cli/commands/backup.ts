@@ -18,7 +18,16 @@ import {
   type JsonOption,
   parseInteger,
 } from "../common.js";
-import { cleanCell, formatBytes, pathInHome, printJson, renderTable } from "../output.js";
+import {
+  cleanCell,
+  fetchPage,
+  formatBytes,
+  largerLimit,
+  moreLine,
+  pathInHome,
+  printJson,
+  renderTable,
+} from "../output.js";
 import { truncate } from "../render/style.js";
 
 interface CreateOptions extends HomeOptions, JsonOption {
@@ -216,15 +225,24 @@ function registerRestore(backup: Command): void {
   });
 }
 
+// The store's largest page of runs; the list has no cursor, a larger --limit shows more.
+const MAX_RUNS = 10_000;
+
 function registerList(backup: Command): void {
   const command = backup
     .command("list")
     .description("backup runs recorded in the home, newest first")
-    .option("--limit <n>", "at most this many runs", "20");
+    .option("--limit <n>", `at most this many runs (1 to ${MAX_RUNS})`, "20")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  agentstate backup list\n  agentstate backup list --limit 100 --json\n\nWhen more runs are recorded, the last line is `more: --limit <n>`.",
+    );
   addHomeOption(command);
   addJsonOption(command).action((options: ListOptions) => {
-    const limit = parseInteger("--limit", options.limit, 1, 10_000);
-    const runs = listBackups(resolveHomePath(options.home), { limit });
+    const limit = parseInteger("--limit", options.limit, 1, MAX_RUNS);
+    const { rows: runs, more } = fetchPage(limit, MAX_RUNS, (count) =>
+      listBackups(resolveHomePath(options.home), { limit: count }),
+    );
     if (options.json) {
       printJson(runs);
       return;
@@ -247,6 +265,8 @@ function registerList(backup: Command): void {
       },
     ]);
     process.stdout.write(`${runs.length === 0 ? "no backups recorded" : table}\n`);
+    const flags = more ? largerLimit(limit, MAX_RUNS) : null;
+    if (flags !== null) process.stdout.write(moreLine(flags));
   });
 }
 

@@ -10,11 +10,19 @@ import {
   parseInteger,
   withHome,
 } from "../common.js";
-import { printJson, renderTable } from "../output.js";
+import { moreLine, printJson, renderTable, shellArg } from "../output.js";
 
 interface ListOptions extends HomeOptions, JsonOption {
   agent?: string;
+  after?: string;
   limit: string;
+  full?: boolean;
+}
+
+interface RunsOptions extends HomeOptions, JsonOption {
+  before?: string;
+  limit: string;
+  full?: boolean;
 }
 
 function duration(ms: number): string {
@@ -44,71 +52,139 @@ function time(ms: number | null): string {
   return ms === null ? "-" : new Date(ms).toISOString();
 }
 
-function render(jobs: readonly CronJob[]): string {
-  return renderTable(jobs, [
-    { header: "ID", value: (j) => j.jobId },
-    { header: "NAME", value: (j) => (j.name ?? "-").slice(0, 40) },
-    { header: "AGENT", value: (j) => j.agentId ?? "-" },
-    { header: "ENABLED", value: (j) => (j.enabled ? "yes" : "no") },
-    { header: "SCHEDULE", value: (j) => describeSchedule(j.schedule) },
-    { header: "NEXT RUN", value: (j) => time(j.nextRunAt) },
-    { header: "LAST RUN", value: (j) => time(j.lastRunAt) },
-    { header: "STATUS", value: (j) => j.lastStatus ?? "-" },
-    { header: "ERRORS", value: (j) => j.consecutiveErrors, align: "right" },
-  ]);
+function render(jobs: readonly CronJob[], full: boolean): string {
+  return renderTable(
+    jobs,
+    [
+      { header: "ID", value: (j) => j.jobId },
+      { header: "NAME", value: (j) => j.name ?? "-", max: 40 },
+      { header: "AGENT", value: (j) => j.agentId ?? "-" },
+      { header: "ENABLED", value: (j) => (j.enabled ? "yes" : "no") },
+      { header: "SCHEDULE", value: (j) => describeSchedule(j.schedule) },
+      { header: "NEXT RUN", value: (j) => time(j.nextRunAt) },
+      { header: "LAST RUN", value: (j) => time(j.lastRunAt) },
+      { header: "STATUS", value: (j) => j.lastStatus ?? "-" },
+      { header: "ERRORS", value: (j) => j.consecutiveErrors, align: "right" },
+    ],
+    { full },
+  );
+}
+
+const LIST_EXAMPLES = `
+Examples:
+  agentstate cron list
+  agentstate cron list --agent main --full
+  agentstate cron list --limit 100 --after <the job id after more:>
+
+When more jobs follow, the last line is \`more: --after <job-id>\`.`;
+
+const RUNS_EXAMPLES = `
+Examples:
+  agentstate cron runs morning-brief --limit 20
+  agentstate cron runs morning-brief --full
+  agentstate cron runs morning-brief --before <the run id after more:>
+
+When older runs follow, the last line is \`more: --before <run-id>\`.`;
+
+function registerList(cron: Command): void {
+  const list = cron
+    .command("list")
+    .description("list cron jobs by id with their schedule, next run and last status")
+    .option("--agent <id>", "only the jobs of this agent")
+    .option("--after <job-id>", "only jobs whose id sorts after this one (the next page)")
+    .option("--limit <n>", "at most this many jobs (1 to 10000)", "1000")
+    .option("--full", "show names whole instead of cut to 40 characters with …")
+    .addHelpText("after", LIST_EXAMPLES);
+  addHomeOption(list);
+  addJsonOption(list);
+  list.action((options: ListOptions) => {
+    const limit = parseInteger("--limit", options.limit, 1, 10_000);
+    const { jobs, more } = withHome(options, false, (home) => {
+      const query = { agentId: options.agent, after: options.after, limit };
+      const jobs = home.cron.list(query);
+      const last = jobs.at(-1);
+      const more =
+        jobs.length === limit &&
+        last !== undefined &&
+        home.cron.list({ ...query, after: last.jobId, limit: 1 }).length > 0;
+      return { jobs, more };
+    });
+    if (options.json) {
+      printJson(jobs);
+      return;
+    }
+    process.stdout.write(
+      `${jobs.length === 0 ? "no cron jobs" : render(jobs, options.full === true)}\n`,
+    );
+    const last = jobs.at(-1);
+    if (more && last) process.stdout.write(moreLine(`--after ${shellArg(last.jobId)}`));
+  });
+}
+
+function registerRuns(cron: Command): void {
+  const runs = cron
+    .command("runs")
+    .description("show the run log of one job, newest first")
+    .argument("<job-id>", "the job's id (see `cron list`)")
+    .option("--before <run-id>", "only runs older than this one (the next page)")
+    .option("--limit <n>", "at most this many runs (1 to 10000)", "50")
+    .option("--full", "show errors whole instead of cut to 60 characters with …")
+    .addHelpText("after", RUNS_EXAMPLES);
+  addHomeOption(runs);
+  addJsonOption(runs);
+  runs.action((jobId: string, options: RunsOptions) => {
+    const limit = parseInteger("--limit", options.limit, 1, 10_000);
+    const before =
+      options.before === undefined
+        ? undefined
+        : parseInteger("--before", options.before, 1, Number.MAX_SAFE_INTEGER);
+    const { log, more } = withHome(options, false, (home) => {
+      if (!home.cron.get(jobId)) {
+        throw new StateError("E_NOT_FOUND", `no cron job "${jobId}" in ${home.path}`, {
+          details: { jobId },
+        });
+      }
+      const log = home.cron.runs(jobId, { limit, before });
+      const last = log.at(-1);
+      const more =
+        log.length === limit &&
+        last !== undefined &&
+        home.cron.runs(jobId, { limit: 1, before: last.id }).length > 0;
+      return { log, more };
+    });
+    if (options.json) {
+      printJson(log);
+      return;
+    }
+    process.stdout.write(
+      `${log.length === 0 ? "no runs recorded" : renderRuns(log, options.full === true)}\n`,
+    );
+    const last = log.at(-1);
+    if (more && last) process.stdout.write(moreLine(`--before ${last.id}`));
+  });
 }
 
 export function registerCron(program: Command): void {
   const cron = program
     .command("cron")
     .description("inspect scheduled jobs and their runtime state");
-  const list = cron
-    .command("list")
-    .description("list cron jobs with their schedule, next run and last status")
-    .option("--agent <id>", "only the jobs of this agent")
-    .option("--limit <n>", "at most this many jobs", "1000");
-  addHomeOption(list);
-  addJsonOption(list);
-  list.action((options: ListOptions) => {
-    const limit = parseInteger("--limit", options.limit, 1, 10_000);
-    const jobs = withHome(options, false, (home) =>
-      home.cron.list({ agentId: options.agent, limit }),
-    );
-    if (options.json) printJson(jobs);
-    else process.stdout.write(`${jobs.length === 0 ? "no cron jobs" : render(jobs)}\n`);
-  });
-
-  const runs = cron
-    .command("runs")
-    .description("show the run log of one job, newest first")
-    .argument("<job-id>", "the job's id (see `cron list`)")
-    .option("--limit <n>", "at most this many runs", "50");
-  addHomeOption(runs);
-  addJsonOption(runs);
-  runs.action((jobId: string, options: HomeOptions & JsonOption & { limit: string }) => {
-    const limit = parseInteger("--limit", options.limit, 1, 10_000);
-    const log = withHome(options, false, (home) => {
-      if (!home.cron.get(jobId)) {
-        throw new StateError("E_NOT_FOUND", `no cron job "${jobId}" in ${home.path}`, {
-          details: { jobId },
-        });
-      }
-      return home.cron.runs(jobId, { limit });
-    });
-    if (options.json) printJson(log);
-    else process.stdout.write(`${log.length === 0 ? "no runs recorded" : renderRuns(log)}\n`);
-  });
+  registerList(cron);
+  registerRuns(cron);
 }
 
-function renderRuns(runs: readonly CronRunLog[]): string {
-  return renderTable(runs, [
-    { header: "RAN AT", value: (r) => time(r.ranAt) },
-    { header: "STATUS", value: (r) => r.status },
-    {
-      header: "DURATION",
-      value: (r) => (r.durationMs === null ? "-" : `${r.durationMs}ms`),
-      align: "right",
-    },
-    { header: "ERROR", value: (r) => (r.error ?? "").slice(0, 60) },
-  ]);
+function renderRuns(runs: readonly CronRunLog[], full: boolean): string {
+  return renderTable(
+    runs,
+    [
+      { header: "RAN AT", value: (r) => time(r.ranAt) },
+      { header: "STATUS", value: (r) => r.status },
+      {
+        header: "DURATION",
+        value: (r) => (r.durationMs === null ? "-" : `${r.durationMs}ms`),
+        align: "right",
+      },
+      { header: "ERROR", value: (r) => r.error ?? "", max: 60 },
+    ],
+    { full },
+  );
 }

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { StateError } from "../../db/errors.js";
 import type { StateHome } from "../../home.js";
 import type { JsonValue } from "../../stores/json.js";
-import type { KvStore } from "../../stores/kv-store.js";
+import type { KvEntry, KvStore } from "../../stores/kv-store.js";
 import {
   addHomeOption,
   addJsonOption,
@@ -11,10 +11,17 @@ import {
   parseInteger,
   withHome,
 } from "../common.js";
-import { printJson, renderTable } from "../output.js";
+import { moreLine, printJson, renderTable, shellArg } from "../output.js";
 
 interface KvOptions extends HomeOptions, JsonOption {
   agent?: string;
+}
+
+interface ListOptions extends KvOptions {
+  prefix?: string;
+  after?: string;
+  limit: string;
+  full?: boolean;
 }
 
 function storeFor(home: StateHome, options: KvOptions, create: boolean): KvStore {
@@ -87,29 +94,51 @@ export function registerKv(program: Command): void {
       .command("list <scope>")
       .description("list the entries of a scope, ordered by key")
       .option("--prefix <text>", "only keys starting with this")
-      .option("--after <key>", "only keys after this one (pagination)")
-      .option("--limit <n>", "at most this many entries", "100"),
-  ).action(
-    (scope: string, options: KvOptions & { prefix?: string; after?: string; limit: string }) => {
-      const limit = parseInteger("--limit", options.limit, 1, 10_000);
-      const entries = withHome(options, false, (home) =>
-        storeFor(home, options, false).list(scope, {
-          prefix: options.prefix,
-          after: options.after,
-          limit,
-        }),
-      );
-      if (options.json) {
-        printJson(entries);
-        return;
-      }
-      process.stdout.write(
-        `${renderTable(entries, [
-          { header: "KEY", value: (e) => e.key },
-          { header: "UPDATED", value: (e) => new Date(e.updatedAt).toISOString() },
-          { header: "VALUE", value: (e) => JSON.stringify(e.value).slice(0, 80) },
-        ])}\n`,
-      );
-    },
+      .option("--after <key>", "only keys after this one (the next page: see the more: line)")
+      .option("--limit <n>", "at most this many entries (1 to 10000)", "100")
+      .option("--full", "show values whole instead of cut to 80 characters with …")
+      .addHelpText("after", LIST_EXAMPLES),
+  ).action((scope: string, options: ListOptions) => {
+    const limit = parseInteger("--limit", options.limit, 1, 10_000);
+    const { entries, more } = withHome(options, false, (home) => {
+      const store = storeFor(home, options, false);
+      const entries = store.list(scope, { prefix: options.prefix, after: options.after, limit });
+      const last = entries.at(-1);
+      // One row past the page says whether another page exists, whatever the limit.
+      const more =
+        entries.length === limit &&
+        last !== undefined &&
+        store.list(scope, { prefix: options.prefix, after: last.key, limit: 1 }).length > 0;
+      return { entries, more };
+    });
+    if (options.json) {
+      printJson(entries);
+      return;
+    }
+    process.stdout.write(
+      entries.length === 0 ? "no entries\n" : `${renderEntries(entries, options)}\n`,
+    );
+    const last = entries.at(-1);
+    if (more && last) process.stdout.write(moreLine(`--after ${shellArg(last.key)}`));
+  });
+}
+
+const LIST_EXAMPLES = `
+Examples:
+  agentstate kv list plugin.weather --limit 50
+  agentstate kv list plugin.weather --prefix city: --full
+  agentstate kv list routing --agent main --after <the key after more:>
+
+When more entries follow, the last line is \`more: --after <key>\`.`;
+
+function renderEntries(entries: readonly KvEntry[], options: ListOptions): string {
+  return renderTable(
+    entries,
+    [
+      { header: "KEY", value: (e) => e.key },
+      { header: "UPDATED", value: (e) => new Date(e.updatedAt).toISOString() },
+      { header: "VALUE", value: (e) => JSON.stringify(e.value), max: 80 },
+    ],
+    { full: options.full === true },
   );
 }

@@ -16,8 +16,8 @@ import {
   parseInteger,
   withHome,
 } from "../common.js";
-import { printJson, renderTable } from "../output.js";
-import { flatten, sanitize, truncate } from "../render/style.js";
+import { fetchPage, largerLimit, moreLine, printJson, renderTable } from "../output.js";
+import { sanitize } from "../render/style.js";
 
 interface AgentOptions extends HomeOptions, JsonOption {
   agent: string;
@@ -27,6 +27,7 @@ interface TopicsOptions extends AgentOptions {
   session?: string;
   status?: string;
   limit: string;
+  full?: boolean;
 }
 
 interface FactsOptions extends AgentOptions {
@@ -36,6 +37,7 @@ interface FactsOptions extends AgentOptions {
   policy?: string;
   includeSensitive?: boolean;
   limit: string;
+  full?: boolean;
 }
 
 interface RecallOptions extends AgentOptions {
@@ -63,7 +65,15 @@ function finish(command: Command): Command {
   return addJsonOption(command);
 }
 
-const cell = (text: string, max: number) => truncate(flatten(sanitize(text)), max);
+// The stores' largest page; a list without a cursor shows more through a larger --limit.
+const MAX_LIMIT = 10_000;
+
+/** The rows, and a `more:` line when the list stopped at its limit. */
+function printPage(text: string, more: boolean, limit: number): void {
+  process.stdout.write(`${text}\n`);
+  const flags = more ? largerLimit(limit, MAX_LIMIT) : null;
+  if (flags !== null) process.stdout.write(moreLine(flags));
+}
 
 /** What the CLI shows of a fact's value: a secret_ref only as its reference. */
 function shownValue(fact: Fact, includeSensitive: boolean): string {
@@ -74,17 +84,21 @@ function shownValue(fact: Fact, includeSensitive: boolean): string {
   return fact.value ?? "";
 }
 
-function renderTopics(topics: readonly (Topic & { active: boolean })[]): string {
-  return renderTable(topics, [
-    { header: "", value: (t) => (t.active ? "*" : "") },
-    { header: "TOPIC", value: (t) => cell(t.topicId, 40) },
-    { header: "SESSION", value: (t) => cell(t.sessionId, 40) },
-    { header: "STATUS", value: (t) => t.status },
-    { header: "LAST ACTIVE", value: (t) => new Date(t.lastActiveAt).toISOString() },
-    { header: "LOOPS", value: (t) => t.openLoops.length, align: "right" },
-    { header: "LABELS", value: (t) => cell(t.labels.join(",") || "-", 30) },
-    { header: "TITLE", value: (t) => cell(t.title, 50) },
-  ]);
+function renderTopics(topics: readonly (Topic & { active: boolean })[], full: boolean): string {
+  return renderTable(
+    topics,
+    [
+      { header: "", value: (t) => (t.active ? "*" : "") },
+      { header: "TOPIC", value: (t) => t.topicId, max: 40 },
+      { header: "SESSION", value: (t) => t.sessionId, max: 40 },
+      { header: "STATUS", value: (t) => t.status },
+      { header: "LAST ACTIVE", value: (t) => new Date(t.lastActiveAt).toISOString() },
+      { header: "LOOPS", value: (t) => t.openLoops.length, align: "right" },
+      { header: "LABELS", value: (t) => t.labels.join(",") || "-", max: 30 },
+      { header: "TITLE", value: (t) => t.title, max: 50 },
+    ],
+    { full },
+  );
 }
 
 function registerTopics(memory: Command): void {
@@ -95,33 +109,53 @@ function registerTopics(memory: Command): void {
   )
     .option("--session <id>", "only this session's topics")
     .option("--status <status>", `only topics in this status (${TOPIC_STATUSES.join(", ")})`)
-    .option("--limit <n>", "at most this many topics (1 to 10000)", "100");
+    .option("--limit <n>", "at most this many topics (1 to 10000)", "100")
+    .option("--full", "show ids, labels and titles whole instead of cut with …")
+    .addHelpText("after", TOPICS_EXAMPLES);
   finish(command).action((options: TopicsOptions) => {
-    const query = {
-      status:
-        options.status === undefined
-          ? undefined
-          : checkEnum("--status", options.status, TOPIC_STATUSES),
-      limit: parseInteger("--limit", options.limit, 1, 10_000),
-    };
-    const topics = readAgent(options, ({ memory, lifecycle }) => {
-      const { session } = options;
-      // An unknown session is an error, not an empty list that looks like a session without topics.
-      if (session !== undefined) lifecycle.get(session);
-      const list =
-        session === undefined
-          ? memory.topics.listRecent(query)
-          : memory.topics.list(session, query);
-      const active = new Map<string, string | null>();
-      for (const t of list) {
-        if (!active.has(t.sessionId)) {
-          active.set(t.sessionId, memory.state.resolve(t.sessionId)?.activeTopicId ?? null);
-        }
-      }
-      return list.map((t) => ({ ...t, active: active.get(t.sessionId) === t.topicId }));
-    });
+    const status =
+      options.status === undefined
+        ? undefined
+        : checkEnum("--status", options.status, TOPIC_STATUSES);
+    const limit = parseInteger("--limit", options.limit, 1, MAX_LIMIT);
+    const { rows: topics, more } = fetchPage(limit, MAX_LIMIT, (count) =>
+      listTopics(options, { status, limit: count }),
+    );
     if (options.json) printJson(topics);
-    else process.stdout.write(topics.length === 0 ? "no topics\n" : `${renderTopics(topics)}\n`);
+    else if (topics.length === 0) process.stdout.write("no topics\n");
+    else printPage(renderTopics(topics, options.full === true), more, limit);
+  });
+}
+
+const TOPICS_EXAMPLES = `
+Examples:
+  agentstate memory topics --agent main
+  agentstate memory topics --agent main --session <session-id> --status open --full`;
+
+const FACTS_EXAMPLES = `
+Examples:
+  agentstate memory facts --agent main --scope user
+  agentstate memory facts --agent main --category preference --full
+  agentstate memory facts --agent main --sensitivity sensitive --include-sensitive`;
+
+/** The topics of the session (or of every session, most recent first) with their active mark. */
+function listTopics(
+  options: TopicsOptions,
+  query: { status?: Topic["status"]; limit: number },
+): (Topic & { active: boolean })[] {
+  return readAgent(options, ({ memory, lifecycle }) => {
+    const { session } = options;
+    // An unknown session is an error, not an empty list that looks like a session without topics.
+    if (session !== undefined) lifecycle.get(session);
+    const list =
+      session === undefined ? memory.topics.listRecent(query) : memory.topics.list(session, query);
+    const active = new Map<string, string | null>();
+    for (const t of list) {
+      if (!active.has(t.sessionId)) {
+        active.set(t.sessionId, memory.state.resolve(t.sessionId)?.activeTopicId ?? null);
+      }
+    }
+    return list.map((t) => ({ ...t, active: active.get(t.sessionId) === t.topicId }));
   });
 }
 
@@ -136,7 +170,9 @@ function registerFacts(memory: Command): void {
     .option("--sensitivity <level>", `only this sensitivity (${FACT_SENSITIVITIES.join(", ")})`)
     .option("--policy <policy>", `only this recall policy (${RECALL_POLICIES.join(", ")})`)
     .option("--include-sensitive", "show the values of sensitive facts (hidden by default)")
-    .option("--limit <n>", "at most this many facts (1 to 10000)", "100");
+    .option("--limit <n>", "at most this many facts (1 to 10000)", "100")
+    .option("--full", "show scopes, keys and values whole instead of cut with …")
+    .addHelpText("after", FACTS_EXAMPLES);
   finish(command).action((options: FactsOptions) => {
     const optional = <T extends string>(
       flag: string,
@@ -148,10 +184,13 @@ function registerFacts(memory: Command): void {
       category: optional("--category", options.category, FACT_CATEGORIES),
       sensitivity: optional("--sensitivity", options.sensitivity, FACT_SENSITIVITIES),
       recallPolicy: optional("--policy", options.policy, RECALL_POLICIES),
-      limit: parseInteger("--limit", options.limit, 1, 10_000),
     };
+    const limit = parseInteger("--limit", options.limit, 1, MAX_LIMIT);
     const show = options.includeSensitive === true;
-    const facts = readAgent(options, ({ memory }) => memory.facts.list(query)).map((fact) =>
+    const page = fetchPage(limit, MAX_LIMIT, (count) =>
+      readAgent(options, ({ memory }) => memory.facts.list({ ...query, limit: count })),
+    );
+    const facts = page.rows.map((fact) =>
       fact.sensitivity === "sensitive" && !show ? { ...fact, value: null } : fact,
     );
     if (options.json) {
@@ -162,16 +201,20 @@ function registerFacts(memory: Command): void {
       process.stdout.write("no facts\n");
       return;
     }
-    const table = renderTable(facts, [
-      { header: "SCOPE", value: (f) => cell(f.scope, 30) },
-      { header: "KEY", value: (f) => cell(f.key, 40) },
-      { header: "CATEGORY", value: (f) => f.category },
-      { header: "SENSITIVITY", value: (f) => f.sensitivity },
-      { header: "RECALL", value: (f) => f.recallPolicy },
-      { header: "CONF", value: (f) => f.confidence.toFixed(2), align: "right" },
-      { header: "VALUE", value: (f) => cell(shownValue(f, show), 60) },
-    ]);
-    process.stdout.write(`${table}\n`);
+    const table = renderTable(
+      facts,
+      [
+        { header: "SCOPE", value: (f) => f.scope, max: 30 },
+        { header: "KEY", value: (f) => f.key, max: 40 },
+        { header: "CATEGORY", value: (f) => f.category },
+        { header: "SENSITIVITY", value: (f) => f.sensitivity },
+        { header: "RECALL", value: (f) => f.recallPolicy },
+        { header: "CONF", value: (f) => f.confidence.toFixed(2), align: "right" },
+        { header: "VALUE", value: (f) => shownValue(f, show), max: 60 },
+      ],
+      { full: options.full === true },
+    );
+    printPage(table, page.more, limit);
   });
 }
 

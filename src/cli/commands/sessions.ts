@@ -11,15 +11,8 @@ import {
   parseInteger,
   withHome,
 } from "../common.js";
-import { formatBytes, printJson, renderTable } from "../output.js";
-import {
-  createStyle,
-  flatten,
-  outputWidth,
-  sanitize,
-  shouldColor,
-  truncate,
-} from "../render/style.js";
+import { formatBytes, moreLine, printJson, renderTable, shellArg } from "../output.js";
+import { flatten, outputWidth, sanitize, truncate } from "../render/style.js";
 
 interface AgentOptions extends HomeOptions, JsonOption {
   agent: string;
@@ -30,6 +23,7 @@ interface ListOptions extends AgentOptions {
   since?: string;
   limit: string;
   cursor?: string;
+  full?: boolean;
 }
 
 /** Unix milliseconds as digits, else anything `Date.parse` reads (ISO 8601). */
@@ -80,23 +74,28 @@ function modelOf(entry: SessionEntryData): string {
   return provider === "-" || model === "-" ? model : `${provider}/${model}`;
 }
 
-function renderEntries(entries: readonly SessionEntry[]): string {
-  return renderTable(entries, [
-    { header: "KEY", value: (e) => sanitize(e.sessionKey) },
-    { header: "SESSION", value: (e) => pick(e.entry, "sessionId") },
-    { header: "UPDATED", value: (e) => new Date(e.updatedAt).toISOString() },
-    { header: "CHAT", value: (e) => pick(e.entry, "chatType", "origin.chatType") },
-    {
-      header: "CHANNEL",
-      value: (e) =>
-        pick(e.entry, "channel", "lastChannel", "deliveryContext.channel", "origin.provider"),
-    },
-    { header: "MODEL", value: (e) => modelOf(e.entry) },
-    {
-      header: "LABEL",
-      value: (e) => truncate(pick(e.entry, "label", "displayName", "subject", "origin.label"), 40),
-    },
-  ]);
+function renderEntries(entries: readonly SessionEntry[], full: boolean): string {
+  return renderTable(
+    entries,
+    [
+      { header: "KEY", value: (e) => sanitize(e.sessionKey) },
+      { header: "SESSION", value: (e) => pick(e.entry, "sessionId") },
+      { header: "UPDATED", value: (e) => new Date(e.updatedAt).toISOString() },
+      { header: "CHAT", value: (e) => pick(e.entry, "chatType", "origin.chatType") },
+      {
+        header: "CHANNEL",
+        value: (e) =>
+          pick(e.entry, "channel", "lastChannel", "deliveryContext.channel", "origin.provider"),
+      },
+      { header: "MODEL", value: (e) => modelOf(e.entry) },
+      {
+        header: "LABEL",
+        value: (e) => pick(e.entry, "label", "displayName", "subject", "origin.label"),
+        max: 40,
+      },
+    ],
+    { full },
+  );
 }
 
 // Legacy entries name their Unix-ms times `*At` (updatedAt, memoryFlushAt …).
@@ -158,7 +157,12 @@ function registerList(sessions: Command): void {
         .option("--prefix <text>", "only session keys starting with this text (no wildcards)")
         .option("--since <time>", "only entries updated at or after this ISO time or Unix ms")
         .option("--limit <n>", "at most this many entries per page (1 to 1000)", "50")
-        .option("--cursor <cursor>", "the next-page cursor printed by the previous page"),
+        .option("--cursor <cursor>", "the next-page cursor printed by the previous page")
+        .option("--full", "show labels whole instead of cut to 40 characters with …")
+        .addHelpText(
+          "after",
+          "\nExamples:\n  agentstate sessions list --agent main --limit 20\n  agentstate sessions list --agent main --prefix agent:main:telegram: --since 2026-03-01\n  agentstate sessions list --agent main --cursor <the cursor after more:>\n\nWhen more entries follow, the last line is `more: --cursor <cursor>`.",
+        ),
   ).action((options: ListOptions) => {
     const query = {
       prefix: options.prefix,
@@ -174,12 +178,9 @@ function registerList(sessions: Command): void {
       return;
     }
     if (page.entries.length === 0) process.stdout.write("no session entries\n");
-    else process.stdout.write(`${renderEntries(page.entries)}\n`);
-    // Only for a person at a terminal: a hint line would corrupt a table piped to another tool.
-    if (page.nextCursor !== null && process.stdout.isTTY) {
-      const style = createStyle(shouldColor());
-      process.stdout.write(`${style.dim(`more: --cursor ${page.nextCursor}`)}\n`);
-    }
+    else process.stdout.write(`${renderEntries(page.entries, options.full === true)}\n`);
+    if (page.nextCursor !== null)
+      process.stdout.write(moreLine(`--cursor ${shellArg(page.nextCursor)}`));
   });
 }
 

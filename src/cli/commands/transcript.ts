@@ -24,7 +24,7 @@ import {
   parseInteger,
   withHome,
 } from "../common.js";
-import { printJson, renderTable } from "../output.js";
+import { fetchPage, largerLimit, moreLine, printJson, renderTable } from "../output.js";
 import { renderConversation } from "../render/conversation.js";
 import {
   createStyle,
@@ -279,22 +279,35 @@ function renderScopes(scopes: readonly SessionScope[]): string {
   ]);
 }
 
+// The store's largest page of sessions; the list has no cursor, a larger --limit shows more.
+const MAX_SCOPES = 100_000;
+
 function registerList(transcript: Command): void {
   const command = transcript
     .command("list")
     .description("list sessions that have a transcript, most recently updated first")
     .option("--agent <id>", "only this agent (default: every agent)")
-    .option("--limit <n>", "at most this many sessions (1 to 100000)", "100");
+    .option("--limit <n>", `at most this many sessions (1 to ${MAX_SCOPES})`, "100")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  agentstate transcript list\n  agentstate transcript list --agent main --limit 20\n\nWhen more sessions have a transcript, the last line is `more: --limit <n>`.",
+    );
   addHomeOption(command);
   addJsonOption(command);
   command.action((options: ListOptions) => {
-    const limit = parseInteger("--limit", options.limit, 1, 100_000);
-    const scopes = withHome(options, false, (home) =>
-      home.transcripts.listScopes({ agentId: options.agent, limit }),
+    const limit = parseInteger("--limit", options.limit, 1, MAX_SCOPES);
+    const { rows: scopes, more } = fetchPage(limit, MAX_SCOPES, (count) =>
+      withHome(options, false, (home) =>
+        home.transcripts.listScopes({ agentId: options.agent, limit: count }),
+      ),
     );
-    if (options.json) printJson(scopes);
-    else
-      process.stdout.write(scopes.length === 0 ? "no transcripts\n" : `${renderScopes(scopes)}\n`);
+    if (options.json) {
+      printJson(scopes);
+      return;
+    }
+    process.stdout.write(scopes.length === 0 ? "no transcripts\n" : `${renderScopes(scopes)}\n`);
+    const flags = more ? largerLimit(limit, MAX_SCOPES) : null;
+    if (flags !== null) process.stdout.write(moreLine(flags));
   });
 }
 

@@ -68,6 +68,20 @@ export function sanitize(text: string): string {
   return text.replace(CONTROL, "\ufffd");
 }
 
+// An ANSI escape sequence (CSI or OSC) from a label or a tool's output would restyle the terminal.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching escape sequences is the point
+const ANSI = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?)/g;
+
+/** Text without ANSI escape sequences: colored tool output reads as its words, not as `[32m`. */
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, "");
+}
+
+/** Text for the screen: escape sequences removed, other control characters (bar newline, tab) replaced. */
+export function clean(text: string): string {
+  return sanitize(stripAnsi(text));
+}
+
 /** Whitespace runs (newlines included) collapsed to one space: for one-line summaries. */
 export function flatten(text: string): string {
   return text.replace(/\s+/g, " ").trim();
