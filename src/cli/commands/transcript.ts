@@ -25,7 +25,7 @@ import {
   withHome,
 } from "../common.js";
 import { fetchPage, largerLimit, moreLine, printJson, renderTable } from "../output.js";
-import { renderConversation } from "../render/conversation.js";
+import { renderConversationPage } from "../render/conversation.js";
 import {
   createStyle,
   formatTime,
@@ -39,6 +39,7 @@ interface ShowOptions extends HomeOptions, JsonOption {
   agent: string;
   limit: string;
   after: string;
+  full?: boolean;
 }
 
 interface ExportOptions extends HomeOptions {
@@ -63,13 +64,24 @@ function readAgent(home: StateHome, agentId: string): AgentState {
   return home.agent(agentId, { create: false });
 }
 
+const SHOW_EXAMPLES = `
+Examples:
+  agentstate transcript show <session-id> --agent main
+  agentstate transcript show <session-id> --agent main --full | less -R
+  agentstate transcript show <session-id> --agent main --after 1000 --limit 200
+
+Long tool results, arguments and outputs are cut with …; the last lines say how many and
+how to see them whole (--full), and the --after SEQ that shows the next events.`;
+
 function registerShow(transcript: Command): void {
   const command = transcript
     .command("show <sessionId>")
     .description("print a session's conversation: messages, tool calls and results, compactions")
     .requiredOption("--agent <id>", "the agent that owns the session")
     .option("--limit <n>", "at most this many events (1 to 10000)", "1000")
-    .option("--after <seq>", "only events after this seq, to page on from a previous view", "0");
+    .option("--after <seq>", "only events after this seq, to page on from a previous view", "0")
+    .option("--full", "show tool results, arguments, thinking and outputs whole, not cut with …")
+    .addHelpText("after", SHOW_EXAMPLES);
   addHomeOption(command);
   addJsonOption(command);
   command.action((sessionId: string, options: ShowOptions) => {
@@ -86,13 +98,16 @@ function registerShow(transcript: Command): void {
       return;
     }
     const color = shouldColor();
-    const text = renderConversation(events, { color, width: outputWidth() });
+    const full = options.full === true;
+    const { text, cuts } = renderConversationPage(events, { color, width: outputWidth(), full });
     const lastSeq = events.at(-1)?.seq ?? afterSeq;
     const lines = text === "" ? [`no events after seq ${afterSeq}`] : [text];
+    const notes: string[] = [];
+    if (cuts > 0) notes.push(`${cuts} texts cut to fit (…): --full shows them whole`);
     if (lastSeq < session.eventCount) {
-      const more = session.eventCount - lastSeq;
-      lines.push("", createStyle(color).dim(`… ${more} more events: --after ${lastSeq}`));
+      notes.push(`… ${session.eventCount - lastSeq} more events: --after ${lastSeq}`);
     }
+    if (notes.length > 0) lines.push("", ...notes.map((note) => createStyle(color).dim(note)));
     process.stdout.write(`${lines.join("\n")}\n`);
   });
 }

@@ -1,11 +1,11 @@
 import type { Style } from "./style.js";
-import { sanitize } from "./style.js";
+import { clean } from "./style.js";
 
 /** One event's rendering: a head line (with an optional inline summary) and indented body lines. */
 export interface Block {
-  /** user, assistant, tool, system, or a message role the renderer does not know. */
+  /** user, assistant, tool, bash, system, or a message role the renderer does not know. */
   speaker: string;
-  /** Text on the head line, flattened and cut to the width that is left. */
+  /** Text on the head line, flattened and cut to the width that is left (whole with `full`). */
   inline?: string;
   /** Already styled; indented under the head. */
   body?: string[];
@@ -19,10 +19,22 @@ export interface RenderContext {
   style: Style;
   /** Columns left for an indented body line. */
   width: number;
+  /** Show every text whole (`--full`) instead of cut to the width. */
+  full: boolean;
+  /** `text` cut to `max` characters, ending in "…", unless `full`; each cut is counted. */
+  fit(text: string, max: number): string;
+  /** Counts a cut made some other way (output lines left out). */
+  markCut(): void;
 }
 
-/** Text of a field, cleaned of control characters; "" when it is not a string. */
+/** Text of a field, cleaned of escape sequences and control characters; "" when not a string. */
 export function field(record: Record<string, unknown>, key: string): string {
   const value = record[key];
-  return typeof value === "string" ? sanitize(value) : "";
+  return typeof value === "string" ? clean(value) : "";
+}
+
+/** Compact JSON of a value, cleaned for the screen; "" for undefined. */
+export function compactJson(value: unknown): string {
+  if (value === undefined) return "";
+  return clean(JSON.stringify(value) ?? "");
 }

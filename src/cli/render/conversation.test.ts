@@ -129,7 +129,7 @@ describe("renderConversation in plain mode", () => {
     expect(text).toMatch(/^#1 .* system +session 5d1c0a3e-.* started in \/w$/m);
     expect(text).toMatch(/^#2 .* system +model → anthropic\/claude-sonnet-4-5$/m);
     expect(text).toMatch(/^#3 .* system +thinking level → low$/m);
-    expect(text).toMatch(/^#4 .* system +\[custom model-snapshot\]$/m);
+    expect(text).toMatch(/^#4 .* system +\[custom model-snapshot\] \{"provider":"anthropic"\}$/m);
     expect(text).toMatch(/^#13 .* system +\[future_thing\]$/m);
   });
 
@@ -180,7 +180,9 @@ describe("renderConversation in plain mode", () => {
     } as StoredEvent);
     const out = renderConversation(hostile, { color: false });
     for (const control of ["\u0007", "\u001b", "\r"]) expect(out).not.toContain(control);
-    expect(out).toContain("evil \ufffd]0;pwned\ufffd title\ufffd\ufffd[2J");
+    // Escape sequences are removed whole; a lone control character stays visible as U+FFFD.
+    expect(out).toContain("    evil  title\ufffd");
+    expect(out).not.toContain("pwned");
   });
 });
 

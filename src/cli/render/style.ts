@@ -77,9 +77,20 @@ export function stripAnsi(text: string): string {
   return text.replace(ANSI, "");
 }
 
-/** Text for the screen: escape sequences removed, other control characters (bar newline, tab) replaced. */
+/**
+ * Text for the screen: escape sequences removed, CRLF line ends made LF, other control characters
+ * (bar newline and tab) replaced.
+ */
 export function clean(text: string): string {
-  return sanitize(stripAnsi(text));
+  return sanitize(stripAnsi(text).replace(/\r\n/g, "\n"));
+}
+
+/** Tabs as spaces to the next 8-column stop, so an indented line keeps its shape. */
+export function expandTabs(line: string): string {
+  if (!line.includes("\t")) return line;
+  let out = "";
+  for (const ch of line) out += ch === "\t" ? " ".repeat(8 - (Array.from(out).length % 8)) : ch;
+  return out;
 }
 
 /** Whitespace runs (newlines included) collapsed to one space: for one-line summaries. */
