@@ -274,3 +274,25 @@ describe("transcript show", () => {
     expect(stdout).not.toContain("--full");
   });
 });
+
+describe("--help of the list and show commands", () => {
+  const commands = [
+    ["sessions", "list"],
+    ["kv", "list"],
+    ["cron", "list"],
+    ["cron", "runs"],
+    ["memory", "topics"],
+    ["memory", "facts"],
+    ["transcript", "show"],
+    ["transcript", "list"],
+    ["backup", "list"],
+  ];
+  for (const command of commands) {
+    it(`${command.join(" ")} ends with examples of itself`, () => {
+      const { status, stdout } = cli([...command, "--help"]);
+      expect(status).toBe(0);
+      const examples = stdout.slice(stdout.lastIndexOf("\nExamples:\n"));
+      expect(examples).toMatch(new RegExp(`^\\nExamples:\\n {2}agentstate ${command.join(" ")}[ \\n]`));
+    });
+  }
+});
