@@ -292,7 +292,9 @@ describe("--help of the list and show commands", () => {
       const { status, stdout } = cli([...command, "--help"]);
       expect(status).toBe(0);
       const examples = stdout.slice(stdout.lastIndexOf("\nExamples:\n"));
-      expect(examples).toMatch(new RegExp(`^\\nExamples:\\n {2}agentstate ${command.join(" ")}[ \\n]`));
+      expect(examples).toMatch(
+        new RegExp(`^\\nExamples:\\n {2}agentstate ${command.join(" ")}[ \\n]`),
+      );
     });
   }
 });
