@@ -45,7 +45,7 @@ interface RenderOptions {
   full: boolean;
 }
 
-function fit(line: string, full: boolean): string {
+function fitWidth(line: string, full: boolean): string {
   return full ? line : truncate(line, WIDTH);
 }
 
@@ -55,9 +55,9 @@ function fit(line: string, full: boolean): string {
  */
 function pathLine(path: string, rest: string, full: boolean, keep: "path" | "rest"): string {
   if (full) return `  ${path}${rest}`;
-  if (keep === "path") return fit(`  ${truncateMiddle(path, WIDTH - 32)}${rest}`, false);
+  if (keep === "path") return fitWidth(`  ${truncateMiddle(path, WIDTH - 32)}${rest}`, false);
   const room = Math.max(24, WIDTH - 2 - Array.from(rest).length);
-  return fit(`  ${truncateMiddle(path, room)}${rest}`, false);
+  return fitWidth(`  ${truncateMiddle(path, room)}${rest}`, false);
 }
 
 function problemLines(
@@ -74,7 +74,7 @@ function problemLines(
       lines.push(pathLine(source.path, `${where}: ${cleanCell(p.reason)}`, full, "path"));
     }
     if (!full && source.problems.length > 20)
-      lines.push(fit(`  ${source.path}: … ${source.problems.length - 20} more (--full)`, false));
+      lines.push(fitWidth(`  ${source.path}: … ${source.problems.length - 20} more (--full)`, false));
   }
   return lines;
 }
