@@ -74,7 +74,9 @@ function problemLines(
       lines.push(pathLine(source.path, `${where}: ${cleanCell(p.reason)}`, full, "path"));
     }
     if (!full && source.problems.length > 20)
-      lines.push(fitWidth(`  ${source.path}: … ${source.problems.length - 20} more (--full)`, false));
+      lines.push(
+        fitWidth(`  ${source.path}: … ${source.problems.length - 20} more (--full)`, false),
+      );
   }
   return lines;
 }
