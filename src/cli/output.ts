@@ -45,7 +45,7 @@ export function cleanCell(text: string): string {
   return sanitize(flatten(stripAnsi(text)));
 }
 
-/** At most `max` characters, keeping both ends: `agents/main/sess…a1b2.jsonl`. */
+/** At most `max` characters, keeping both ends of the text (a path keeps its root and its name). */
 export function truncateMiddle(text: string, max: number): string {
   const chars = Array.from(text);
   if (chars.length <= max) return text;
