@@ -70,6 +70,7 @@ describe("createBackup", () => {
         archive: report.archive,
         status: "succeeded",
         archiveExists: true,
+        bytes: statSync(report.archive).size,
         databases: 3,
         files: 2,
         error: null,

@@ -90,6 +90,20 @@ function lstatOrNull(path: string) {
 }
 
 /**
+ * Whether a restore left its work directory in the home. A process under Node's permission model
+ * (a turn run with `permission: enforce`) may not look; the parent that started it opened the home
+ * first, and that open settled any restore.
+ */
+function workDirPresent(dir: string): boolean {
+  try {
+    return lstatOrNull(dir) !== null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_ACCESS_DENIED") return false;
+    throw error;
+  }
+}
+
+/**
  * Moves every entry of `from` into `to`: whole where `to` lacks it, merged where both have a
  * directory. Each step is one rename of what is still left in `from`, so running it again after a
  * crash picks up exactly where the last run stopped.
@@ -149,7 +163,7 @@ function readJournal(path: string): RestoreJournal {
  */
 export function settlePendingRestore(home: string): "none" | "finished" | "removed" {
   const dir = workDir(home);
-  if (!lstatOrNull(dir)) return "none";
+  if (!workDirPresent(dir)) return "none";
   let owner = "";
   try {
     owner = readFileSync(join(dir, OWNER_FILE), "utf8");
