@@ -24,7 +24,8 @@ export interface ListBackupsOptions {
   limit?: number;
 }
 
-function archiveSize(path: string): number | null {
+/** An archive's size on disk, or null when it is gone (or not a file). */
+export function archiveSize(path: string): number | null {
   try {
     const stat = statSync(path);
     return stat.isFile() ? stat.size : null;

@@ -1,7 +1,8 @@
-import { realpathSync, rmSync, statSync } from "node:fs";
+import { realpathSync, rmSync } from "node:fs";
 import { join, sep } from "node:path";
 import { openStateHome, StateHome } from "../home.js";
 import { BACKUPS_DIR } from "./home-files.js";
+import { archiveSize } from "./list-backups.js";
 import { rejectUnknownOptions } from "./options.js";
 
 export interface PrunedArchive {
@@ -27,15 +28,6 @@ export interface PruneBackupsOptions {
   keep: number;
   /** Report what would be deleted, delete nothing. */
   dryRun?: boolean;
-}
-
-function sizeOf(path: string): number | null {
-  try {
-    const stat = statSync(path);
-    return stat.isFile() ? stat.size : null;
-  } catch {
-    return null;
-  }
 }
 
 function insideBackups(home: string, archive: string): boolean {
@@ -74,7 +66,7 @@ export function pruneBackups(home: StateHome | string, options: PruneBackupsOpti
   try {
     const archives: PrunedArchive[] = [];
     for (const run of state.backups.listAll()) {
-      const bytes = run.status === "succeeded" ? sizeOf(run.archivePath) : null;
+      const bytes = run.status === "succeeded" ? archiveSize(run.archivePath) : null;
       if (bytes !== null)
         archives.push({ id: run.id, createdAt: run.createdAt, archive: run.archivePath, bytes });
     }

@@ -1,3 +1,4 @@
+import { quarantinedLineJson } from "../../doctor/run-problems.js";
 import type { QuarantinedLine } from "../../stores/global/migration-quarantine-store.js";
 import { type HomeOptions, type JsonOption, withHome } from "../common.js";
 import { printJson, renderTable } from "../output.js";
@@ -11,22 +12,6 @@ export interface QuarantinedOptions extends HomeOptions, JsonOption {
 }
 
 const LIST_LIMIT = 100_000;
-
-/** A quarantined line as JSON: its bytes in base64, since they need not be text at all. */
-export function quarantinedJson(line: QuarantinedLine) {
-  return {
-    path: line.path,
-    line: line.line,
-    reason: line.reason,
-    kind: line.kind,
-    runId: line.runId,
-    quarantinedAt: line.quarantinedAt,
-    sha256: line.sha256,
-    sourceSha256: line.sourceSha256,
-    bytes: line.bytes.length,
-    base64: line.bytes.toString("base64"),
-  };
-}
 
 /** The start of a line for a terminal: control characters and invalid UTF-8 made visible. */
 function preview(bytes: Buffer): string {
@@ -58,12 +43,12 @@ export function showQuarantined(options: QuarantinedOptions): void {
   );
   if (options.out !== undefined) {
     const content = options.json
-      ? [`${JSON.stringify(lines.map(quarantinedJson), null, 2)}\n`]
+      ? [`${JSON.stringify(lines.map(quarantinedLineJson), null, 2)}\n`]
       : lines.flatMap((l) => [l.bytes, "\n"]);
     writeExport(content, options.out, options.force === true);
     process.stderr.write(`wrote ${lines.length} quarantined line(s) to ${options.out}\n`);
     return;
   }
-  if (options.json) printJson(lines.map(quarantinedJson));
+  if (options.json) printJson(lines.map(quarantinedLineJson));
   else process.stdout.write(`${render(lines)}\n`);
 }

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { StateError } from "../../db/errors.js";
 import { type DoctorReport, runDoctorFix } from "../../doctor/fix.js";
 import { type MigrationPlan, planMigration } from "../../doctor/plan.js";
+import { problemsOfRun } from "../../doctor/run-problems.js";
 import {
   addHomeOption,
   addJsonOption,
@@ -226,25 +227,12 @@ export function renderReport(report: DoctorReport, options: RenderOptions): stri
   return out.join("\n");
 }
 
-interface RunProblem {
-  path: string;
-  line: number | null;
-  key: string | null;
-  reason: string;
-  quarantined: boolean;
-}
-
-/** The problems a run recorded in its own report (runs before this release recorded none). */
-function problemsOfRun(report: { [key: string]: unknown }): RunProblem[] {
-  return Array.isArray(report.problems) ? (report.problems as RunProblem[]) : [];
-}
-
 function showHistory(options: DoctorOptions): void {
   const runs = withHome(options, false, (home) => {
     const counts = home.quarantine.countsByRun();
     return home.migrations.listRuns(100).map((run) => ({
       ...run,
-      problems: problemsOfRun(run.report),
+      problems: problemsOfRun(home, run.id),
       quarantined: counts.get(run.id) ?? 0,
     }));
   });
