@@ -5,11 +5,10 @@
 export type { MemoryApi, RecallOptions } from "./api/memory-api.js";
 export type { SessionsApi } from "./api/sessions-api.js";
 export type { HomeSearchOptions, TranscriptScope, TranscriptsApi } from "./api/transcripts-api.js";
-export {
-  type BackupProgress,
-  type BackupReport,
-  type CreateBackupOptions,
-  createBackup,
+export type {
+  BackupProgress,
+  BackupReport,
+  CreateBackupOptions,
 } from "./backup/create-backup.js";
 export { type BackupRunSummary, listBackups } from "./backup/list-backups.js";
 export {
@@ -17,12 +16,11 @@ export {
   type PruneReport,
   pruneBackups,
 } from "./backup/prune-backups.js";
-export {
-  type RestoreBackupOptions,
-  type RestoreReport,
-  restoreBackup,
+export type {
+  RestoreBackupOptions,
+  RestoreReport,
 } from "./backup/restore-backup.js";
-export { type VerifyReport, verifyBackup } from "./backup/verify-backup.js";
+export type { VerifyReport } from "./backup/verify-backup.js";
 export {
   type CheckpointMode,
   type CheckpointResult,
@@ -33,14 +31,20 @@ export {
 export type { DriverFactory, SqlDriver, SqlStatement, SqlValue } from "./db/driver.js";
 export { isStateError, STATE_ERROR_CODES, StateError, type StateErrorCode } from "./db/errors.js";
 export { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
-export {
-  type DoctorProgress,
-  type DoctorReport,
-  type FixOptions,
-  runDoctorFix,
-  type SourceReport,
+export type {
+  DoctorProgress,
+  DoctorReport,
+  FixOptions,
+  SourceReport,
 } from "./doctor/fix.js";
 export { type MigrationPlan, type PlannedSource, planMigration } from "./doctor/plan.js";
+export {
+  createBackup,
+  restoreBackup,
+  runDoctorFix,
+  startServer,
+  verifyBackup,
+} from "./entry-points.js";
 export {
   type AgentOpenOptions,
   type AgentRecord,
@@ -74,10 +78,9 @@ export type {
   Topic,
   TopicMember,
 } from "./memory/types.js";
-export {
-  type RunningServer,
-  type StartServerOptions,
-  startServer,
+export type {
+  RunningServer,
+  StartServerOptions,
 } from "./server/start-server.js";
 export { type DatabaseStatus, describeHome, type HomeStatus } from "./status/describe-home.js";
 export type {

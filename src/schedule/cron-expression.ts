@@ -1,5 +1,8 @@
-import { Cron } from "croner";
+import type { Cron } from "croner";
 import { StateError } from "../db/errors.js";
+import { lazyRequire } from "../lazy-require.js";
+
+const croner = lazyRequire<typeof import("croner")>("croner");
 
 /**
  * A cron expression bound to the time zone it runs in, evaluated by croner exactly as the gateway
@@ -32,7 +35,7 @@ function invalid(source: string, why: string): StateError {
 export function parseCronExpression(source: unknown, timeZone: string): CronExpression {
   if (typeof source !== "string") throw invalid(String(source), "expected a string");
   try {
-    const cron = new Cron(source.trim(), { timezone: timeZone });
+    const cron = new (croner().Cron)(source.trim(), { timezone: timeZone });
     return Object.freeze({ source, timeZone, cron });
   } catch (error) {
     const why = error instanceof Error ? error.message.replace(/^CronPattern: /, "") : error;

@@ -1,4 +1,7 @@
-import { Header, Pax } from "tar";
+import { lazyRequire } from "../lazy-require.js";
+
+// Loaded when the first archive is written, not with the library (see lazyRequire).
+const tar = lazyRequire<typeof import("tar")>("tar");
 
 const TAR_BLOCK = 512;
 
@@ -17,7 +20,7 @@ export interface TarEntryHeader {
  */
 export function tarEntryHeader(entry: TarEntryHeader): Buffer {
   const { path, size, mtime } = entry;
-  const header = new Header({
+  const header = new (tar().Header)({
     path,
     mode: entry.mode,
     size,
@@ -30,7 +33,7 @@ export function tarEntryHeader(entry: TarEntryHeader): Buffer {
   const block = header.block as Buffer;
   // A name that fits neither ustar's name and prefix fields nor ASCII, or a size over 8 GiB,
   // needs a PAX record before the header that carries it.
-  return needsPax ? Buffer.concat([new Pax({ path, size, mtime }).encode(), block]) : block;
+  return needsPax ? Buffer.concat([new (tar().Pax)({ path, size, mtime }).encode(), block]) : block;
 }
 
 /** The zero bytes that pad an entry body of `size` bytes to a whole block. */

@@ -1,4 +1,9 @@
-import { Parser, type ReadEntry } from "tar";
+import type { ReadEntry } from "tar";
+import { lazyRequire } from "../lazy-require.js";
+
+// Loaded when the first archive is read, not with the library (see lazyRequire).
+const tar = lazyRequire<typeof import("tar")>("tar");
+
 import { StateError } from "../db/errors.js";
 
 export type TarSource = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
@@ -35,7 +40,7 @@ function toBuffer(piece: Uint8Array | string): Buffer {
  */
 class ParsePull {
   private readonly events: ParseEvent[] = [];
-  private readonly parser = new Parser({ strict: false, zstd: false, brotli: false });
+  private readonly parser = new (tar().Parser)({ strict: false, zstd: false, brotli: false });
   private readonly input: AsyncIterator<Uint8Array | string> | Iterator<Uint8Array | string>;
   private failure: Error | undefined;
   private head = Buffer.alloc(0);

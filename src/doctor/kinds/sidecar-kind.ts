@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
-import JSON5 from "json5";
+import { lazyRequire } from "../../lazy-require.js";
 import type { JsonValue } from "../../stores/json.js";
 import type { LegacySource } from "../discover.js";
 import type { ImportContext, ImportOutcome, KindHandler, SourceScan } from "./types.js";
+
+const json5 = lazyRequire<typeof import("json5")>("json5");
 
 /** Small gateway state files without a typed table yet: kept whole in global kv. */
 export const SIDECAR_KV_SCOPE = "legacy-sidecar";
@@ -13,7 +15,7 @@ function read(absPath: string): JsonValue | undefined {
   try {
     return JSON.parse(text) as JsonValue;
   } catch {
-    return JSON5.parse(text) as JsonValue;
+    return json5().parse(text) as JsonValue;
   }
 }
 

@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import JSON5 from "json5";
+import { lazyRequire } from "../../lazy-require.js";
 import { isRecord } from "../../transcript/record.js";
 import { readJsonLines } from "../line-reader.js";
+
+const json5 = lazyRequire<typeof import("json5")>("json5");
 
 /**
  * Readers for the legacy cron and subagent files (`cron/jobs.json`, `cron/jobs-state.json`,
@@ -33,7 +35,7 @@ export function readJsonDocument(absPath: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return JSON5.parse(text);
+    return json5().parse(text);
   }
 }
 

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
-import JSON5 from "json5";
+import { lazyRequire } from "../../lazy-require.js";
 import type { JsonValue } from "../../stores/json.js";
 import { isRecord } from "../../transcript/record.js";
+
+const json5 = lazyRequire<typeof import("json5")>("json5");
 
 export interface IndexEntry {
   /** Canonical key, `agent:<agentId>:…`. */
@@ -44,7 +46,7 @@ function parseDocument(text: string): unknown {
   } catch (error) {
     try {
       // Hand-edited indexes (comments, trailing commas) were accepted by the old runtime.
-      return JSON5.parse(text);
+      return json5().parse(text);
     } catch {
       throw error;
     }
