@@ -33,5 +33,7 @@ if (aptGet && root) {
 const how = aptGet
   ? "sudo apt-get install -y --no-install-recommends chromium"
   : "install Chromium so that /usr/bin/chromium exists (Debian/Ubuntu: apt-get install chromium)";
-console.error(`the dashboard's browser tests need ${CHROMIUM}: run \`${how}\`, then npm test again`);
+console.error(
+  `the dashboard's browser tests need ${CHROMIUM}: run \`${how}\`, then npm test again`,
+);
 process.exit(1);
