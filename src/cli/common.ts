@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Command } from "commander";
 import { StateError } from "../db/errors.js";
-import { openStateHome, resolveHomePath, type StateHome } from "../home.js";
+import { type AgentState, openStateHome, resolveHomePath, type StateHome } from "../home.js";
 
 export interface HomeOptions {
   home?: string;
@@ -21,6 +21,53 @@ export function addHomeOption(command: Command): Command {
 
 export function addJsonOption(command: Command): Command {
   return command.option("--json", "print machine-readable JSON");
+}
+
+/** `--agent` for a command that reads one agent; `agentOf` says which when it is left out. */
+export function addAgentOption(command: Command, description: string): Command {
+  return command.option(
+    "--agent <id>",
+    `${description} (default: the home's only agent, else main)`,
+  );
+}
+
+function agentList(ids: readonly string[]): string {
+  return ids.length === 0 ? "this home has no agents" : `this home has agents ${ids.join(", ")}`;
+}
+
+/**
+ * The agent a command reads: the one given, else the home's only agent, else `main` when the home
+ * has several and one is main. Either mistake names the agents there are, so the next try works.
+ */
+export function agentOf(home: StateHome, given: string | undefined): AgentState {
+  const ids = home.listAgents().map((agent) => agent.agentId);
+  if (given !== undefined) {
+    if (!ids.includes(given)) {
+      throw new StateError(
+        "E_NOT_FOUND",
+        `no agent "${given}" in home ${home.path}; ${agentList(ids)}`,
+        {
+          details: { agentId: given, home: home.path, agents: ids },
+        },
+      );
+    }
+    return home.agent(given, { create: false });
+  }
+  const only = ids.length === 1 ? ids[0] : undefined;
+  const chosen = only ?? (ids.includes("main") ? "main" : undefined);
+  if (chosen === undefined) {
+    throw new StateError("E_INVALID_ARGUMENT", `--agent is required: ${agentList(ids)}`, {
+      details: { home: home.path, agents: ids },
+    });
+  }
+  return home.agent(chosen, { create: false });
+}
+
+/** Appends an `Examples:` section (and an optional note) to a command's `--help`. */
+export function addExamples(command: Command, examples: readonly string[], note?: string): Command {
+  const lines = ["", "Examples:", ...examples.map((example) => `  ${example}`)];
+  if (note !== undefined) lines.push("", note);
+  return command.addHelpText("after", lines.join("\n"));
 }
 
 /**

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { reportError } from "./errors.js";
 import { buildProgram } from "./program.js";
+import { isUsageExit, reportUsageExit } from "./usage.js";
 
 // A reader that stops early (`| head`) closes the pipe: that ends the output, it is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -8,8 +9,9 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+const json = process.argv.includes("--json");
 try {
-  await buildProgram().parseAsync(process.argv);
+  await buildProgram({ json }).parseAsync(process.argv);
 } catch (error) {
-  process.exitCode = reportError(error, process.argv.includes("--json"));
+  process.exitCode = isUsageExit(error) ? reportUsageExit(error, json) : reportError(error, json);
 }

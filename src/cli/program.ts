@@ -13,9 +13,12 @@ import { registerSessions } from "./commands/sessions.js";
 import { registerStatus } from "./commands/status.js";
 import { registerTranscript } from "./commands/transcript.js";
 import { registerVfs } from "./commands/vfs.js";
+import { addExamples } from "./common.js";
 import { packageRoot } from "./package-root.js";
+import { configureUsageErrors } from "./usage.js";
 
-export function buildProgram(): Command {
+/** `json`: print usage errors as JSON (the caller reports them), not as commander's text. */
+export function buildProgram({ json = false }: { json?: boolean } = {}): Command {
   const { version } = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as {
     version: string;
   };
@@ -24,6 +27,17 @@ export function buildProgram(): Command {
     .version(version)
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: true });
+  configureUsageErrors(program, json);
+  addExamples(
+    program,
+    [
+      "agentstate status",
+      "agentstate doctor --home ~/.openclaw",
+      "agentstate transcript search invoice --limit 5",
+      "agentstate serve --home ~/.agentstate",
+    ],
+    "Every command's --help lists its options and ends with examples.",
+  );
   registerStatus(program);
   registerBackup(program);
   registerKv(program);

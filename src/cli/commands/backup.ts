@@ -12,6 +12,7 @@ import { type VerifyReport, verifyBackup } from "../../backup/verify-backup.js";
 import { StateError } from "../../db/errors.js";
 import { resolveHomePath } from "../../home.js";
 import {
+  addExamples,
   addHomeOption,
   addJsonOption,
   type HomeOptions,
@@ -162,6 +163,11 @@ function registerCreate(backup: Command): void {
     )
     .option("--out <file>", "archive path (default: <home>/backups/<timestamp>.tar.gz)")
     .option("--no-compress", "write a plain .tar (faster, larger)");
+  addExamples(command, [
+    "agentstate backup create",
+    "agentstate backup create --home ~/.agentstate --out /mnt/backups/agentstate.tar.gz",
+    "agentstate backup create --no-compress --json",
+  ]);
   addHomeOption(command);
   addJsonOption(command).action(async (options: CreateOptions) => {
     const progress = progressLine();
@@ -194,6 +200,11 @@ function registerVerify(backup: Command): void {
       "re-hash every entry against the manifest and integrity_check every snapshot (in a private temp dir, removed after)",
     );
   command.option("--full", "show every problem and table cell whole");
+  addExamples(command, [
+    "agentstate backup verify ~/.agentstate/backups/<time>.tar.gz",
+    "agentstate backup verify backup.tar.gz --full",
+    "agentstate backup verify backup.tar.gz --json",
+  ]);
   addJsonOption(command).action(async (file: string, options: VerifyOptions) => {
     const report = await verifyBackup(file);
     if (options.json) printJson(report);
@@ -218,6 +229,10 @@ function registerRestore(backup: Command): void {
       "--force",
       "move the old home aside (into <home>/backups/replaced-<time>/) instead of refusing it",
     );
+  addExamples(command, [
+    "agentstate backup restore backup.tar.gz --home ~/.agentstate-restored",
+    "agentstate backup restore backup.tar.gz --home ~/.agentstate --force",
+  ]);
   addJsonOption(command).action(async (file: string, options: RestoreOptions) => {
     const report = await restoreBackup(file, { home: options.home, force: options.force ?? false });
     if (options.json) printJson(report);
@@ -311,6 +326,12 @@ export function registerBackup(program: Command): void {
     .description(
       "back up a home into one archive, verify an archive, restore one, list and prune runs",
     );
+  addExamples(backup, [
+    "agentstate backup create",
+    "agentstate backup verify backup.tar.gz",
+    "agentstate backup restore backup.tar.gz --home ~/.agentstate-restored",
+    "agentstate backup prune --keep 5 --dry-run",
+  ]);
   registerCreate(backup);
   registerVerify(backup);
   registerRestore(backup);

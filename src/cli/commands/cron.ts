@@ -3,6 +3,7 @@ import { StateError } from "../../db/errors.js";
 import type { CronSchedule } from "../../schedule/schedule.js";
 import type { CronJob, CronRunLog } from "../../stores/global/cron-rows.js";
 import {
+  addExamples,
   addHomeOption,
   addJsonOption,
   type HomeOptions,
@@ -168,6 +169,10 @@ export function registerCron(program: Command): void {
   const cron = program
     .command("cron")
     .description("inspect scheduled jobs and their runtime state");
+  addExamples(cron, [
+    "agentstate cron list --agent main",
+    "agentstate cron runs morning-brief --limit 20",
+  ]);
   registerList(cron);
   registerRuns(cron);
 }

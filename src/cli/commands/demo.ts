@@ -12,7 +12,7 @@ import { openStateHome, type StateHome } from "../../home.js";
 import { DEFAULT_PORT, type RunningServer, startServer } from "../../server/start-server.js";
 import { describeHome } from "../../status/describe-home.js";
 import { runDemoConversation } from "../../worker/demo-conversation.js";
-import { addJsonOption, type JsonOption } from "../common.js";
+import { addExamples, addJsonOption, type JsonOption } from "../common.js";
 import { formatBytes, printJson, renderTable } from "../output.js";
 import { packageRoot } from "../package-root.js";
 import { renderConversation } from "../render/conversation.js";
@@ -126,6 +126,11 @@ export function registerDemo(program: Command): void {
     )
     .option("--dir <dir>", "work in this directory instead of a new temp dir")
     .option("--no-serve", "exit at the end instead of serving the dashboard on the migrated home");
+  addExamples(command, [
+    "agentstate demo",
+    "agentstate demo --dir /tmp/agentstate-demo --no-serve",
+    "agentstate demo --json",
+  ]);
   addJsonOption(command);
   command.action(async (options: DemoOptions) => {
     const workDir = options.dir ?? mkdtempSync(join(tmpdir(), "agentstate-demo-"));

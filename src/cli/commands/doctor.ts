@@ -29,8 +29,7 @@ const EXAMPLES = `
 Examples:
   agentstate doctor                              read-only plan: what would be imported
   agentstate doctor --fix                        back up, import, remove what imported completely
-  agentstate doctor --fix --quarantine           also finish sources with unreadable lines: those
-                                                 lines are kept as bytes in the database
+  agentstate doctor --fix --quarantine           also finish sources with unreadable lines (kept as bytes)
   agentstate doctor --history                    past runs, with their problems and quarantined lines
   agentstate doctor --quarantined                list quarantined lines (file:line, bytes, reason)
   agentstate doctor --quarantined --json         the same with each line's bytes in base64

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { StateHome } from "../../home.js";
 import { type SweepReport, sweepExpired } from "../../stores/global/expiry.js";
 import {
+  addExamples,
   addHomeOption,
   addJsonOption,
   type HomeOptions,
@@ -60,6 +61,7 @@ export function registerGc(program: Command): void {
   const command = program
     .command("gc")
     .description("delete expired rows (TTL) from the global database and every agent database");
+  addExamples(command, ["agentstate gc", "agentstate gc --home ~/.agentstate --json"]);
   addHomeOption(command);
   addJsonOption(command);
   command.action((options: HomeOptions & JsonOption) => {

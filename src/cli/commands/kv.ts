@@ -4,8 +4,10 @@ import type { StateHome } from "../../home.js";
 import type { JsonValue } from "../../stores/json.js";
 import type { KvEntry, KvStore } from "../../stores/kv-store.js";
 import {
+  addExamples,
   addHomeOption,
   addJsonOption,
+  agentOf,
   type HomeOptions,
   type JsonOption,
   parseInteger,
@@ -24,8 +26,10 @@ interface ListOptions extends KvOptions {
   full?: boolean;
 }
 
+/** The global store, or the agent's; a read of an agent that is not there names those that are. */
 function storeFor(home: StateHome, options: KvOptions, create: boolean): KvStore {
-  return options.agent === undefined ? home.kv : home.agent(options.agent, { create }).kv;
+  if (options.agent === undefined) return home.kv;
+  return create ? home.agent(options.agent, { create }).kv : agentOf(home, options.agent).kv;
 }
 
 function parseValue(text: string): JsonValue {
@@ -51,23 +55,38 @@ export function registerKv(program: Command): void {
     .command("kv")
     .description("read and write scoped key-value state (global, or one agent's with --agent)");
 
-  withKvOptions(kv.command("get <scope> <key>").description("print one value as JSON")).action(
-    (scope: string, key: string, options: KvOptions) => {
-      const entry = withHome(options, false, (home) =>
-        storeFor(home, options, false).getEntry(scope, key),
-      );
-      if (!entry) {
-        throw new StateError("E_NOT_FOUND", `no kv entry ${scope}/${key}`, {
-          details: { scope, key },
-        });
-      }
-      printJson(options.json ? entry : entry.value);
-    },
-  );
+  addExamples(kv, [
+    "agentstate kv get prefs theme",
+    "agentstate kv set prefs theme '\"dark\"' --agent main",
+    "agentstate kv list plugin.weather --prefix city:",
+  ]);
 
-  withKvOptions(
+  const get = withKvOptions(kv.command("get <scope> <key>").description("print one value as JSON"));
+  addExamples(get, [
+    "agentstate kv get prefs theme",
+    "agentstate kv get routing last-channel --agent main --json",
+  ]);
+  get.action((scope: string, key: string, options: KvOptions) => {
+    const entry = withHome(options, false, (home) =>
+      storeFor(home, options, false).getEntry(scope, key),
+    );
+    if (!entry) {
+      throw new StateError("E_NOT_FOUND", `no kv entry ${scope}/${key}`, {
+        details: { scope, key },
+      });
+    }
+    printJson(options.json ? entry : entry.value);
+  });
+
+  const set = withKvOptions(
     kv.command("set <scope> <key> <json>").description("store a JSON value (at most 64 KiB)"),
-  ).action((scope: string, key: string, text: string, options: KvOptions) => {
+  );
+  addExamples(set, [
+    "agentstate kv set prefs theme '\"dark\"'",
+    "agentstate kv set plugin.weather city:paris '{\"temp\":21}' --agent main",
+    "agentstate kv set prefs retries 3 --json",
+  ]);
+  set.action((scope: string, key: string, text: string, options: KvOptions) => {
     const value = parseValue(text);
     const entry = withHome(options, true, (home) =>
       storeFor(home, options, true).set(scope, key, value),
@@ -75,19 +94,22 @@ export function registerKv(program: Command): void {
     if (options.json) printJson(entry);
   });
 
-  withKvOptions(kv.command("delete <scope> <key>").description("remove one entry")).action(
-    (scope: string, key: string, options: KvOptions) => {
-      const removed = withHome(options, false, (home) =>
-        storeFor(home, options, false).delete(scope, key),
-      );
-      if (options.json) printJson({ removed });
-      if (!removed) {
-        throw new StateError("E_NOT_FOUND", `no kv entry ${scope}/${key}`, {
-          details: { scope, key },
-        });
-      }
-    },
-  );
+  const remove = withKvOptions(kv.command("delete <scope> <key>").description("remove one entry"));
+  addExamples(remove, [
+    "agentstate kv delete prefs theme",
+    "agentstate kv delete plugin.weather city:paris --agent main --json",
+  ]);
+  remove.action((scope: string, key: string, options: KvOptions) => {
+    const removed = withHome(options, false, (home) =>
+      storeFor(home, options, false).delete(scope, key),
+    );
+    if (options.json) printJson({ removed });
+    if (!removed) {
+      throw new StateError("E_NOT_FOUND", `no kv entry ${scope}/${key}`, {
+        details: { scope, key },
+      });
+    }
+  });
 
   withKvOptions(
     kv

@@ -9,8 +9,11 @@ import {
 } from "../../memory/taxonomy.js";
 import type { Fact, Topic } from "../../memory/types.js";
 import {
+  addAgentOption,
+  addExamples,
   addHomeOption,
   addJsonOption,
+  agentOf,
   type HomeOptions,
   type JsonOption,
   parseInteger,
@@ -20,7 +23,7 @@ import { fetchPage, largerLimit, moreLine, printJson, renderTable } from "../out
 import { sanitize } from "../render/style.js";
 
 interface AgentOptions extends HomeOptions, JsonOption {
-  agent: string;
+  agent?: string;
 }
 
 interface TopicsOptions extends AgentOptions {
@@ -50,14 +53,14 @@ interface RecallOptions extends AgentOptions {
 
 /** Reads never create an agent: an unknown one is E_NOT_FOUND, not a new empty database. */
 function readAgent<T>(options: AgentOptions, fn: (agent: AgentState) => T): T {
-  return withHome(options, false, (home) => fn(home.agent(options.agent, { create: false })));
+  return withHome(options, false, (home) => fn(agentOf(home, options.agent)));
 }
 
 function agentCommand(parent: Command, usage: string, description: string): Command {
-  return parent
-    .command(usage)
-    .description(description)
-    .requiredOption("--agent <id>", "the agent whose memory to read");
+  return addAgentOption(
+    parent.command(usage).description(description),
+    "the agent whose memory to read",
+  );
 }
 
 function finish(command: Command): Command {
@@ -129,12 +132,12 @@ function registerTopics(memory: Command): void {
 
 const TOPICS_EXAMPLES = `
 Examples:
-  agentstate memory topics --agent main
+  agentstate memory topics
   agentstate memory topics --agent main --session <session-id> --status open --full`;
 
 const FACTS_EXAMPLES = `
 Examples:
-  agentstate memory facts --agent main --scope user
+  agentstate memory facts --scope user
   agentstate memory facts --agent main --category preference --full
   agentstate memory facts --agent main --sensitivity sensitive --include-sensitive`;
 
@@ -230,6 +233,11 @@ function registerRecall(memory: Command): void {
     .option("--query <text>", "also recall facts sharing a word with this text")
     .option("--scope <scope...>", "only facts of these scopes")
     .option("--include-sensitive", "include sensitive facts (never secret values)");
+  addExamples(command, [
+    "agentstate memory recall --session <session-id>",
+    'agentstate memory recall --agent main --session <session-id> --query "shopping list"',
+    "agentstate memory recall --session <session-id> --no-topic --scope user --json",
+  ]);
   finish(command).action((options: RecallOptions) => {
     const result = readAgent(options, ({ memory }) =>
       memory.recall({
@@ -252,6 +260,11 @@ export function registerMemory(program: Command): void {
   const memory = program
     .command("memory")
     .description("inspect an agent's memory: topics, facts, and what a session recalls");
+  addExamples(memory, [
+    "agentstate memory topics --status open",
+    "agentstate memory facts --agent main --scope user",
+    "agentstate memory recall --session <session-id>",
+  ]);
   registerTopics(memory);
   registerFacts(memory);
   registerRecall(memory);

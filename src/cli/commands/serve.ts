@@ -5,7 +5,7 @@ import {
   type RunningServer,
   startServer,
 } from "../../server/start-server.js";
-import { addHomeOption, type HomeOptions, parseInteger } from "../common.js";
+import { addExamples, addHomeOption, type HomeOptions, parseInteger } from "../common.js";
 
 interface ServeOptions extends HomeOptions {
   host: string;
@@ -32,6 +32,11 @@ export function registerServe(program: Command): void {
       "--write",
       "accept writes (append events, labels, entry patches); read-only without it",
     );
+  addExamples(command, [
+    "agentstate serve",
+    "agentstate serve --port 0 --write",
+    "agentstate serve --host 0.0.0.0 --token <token>",
+  ]);
   addHomeOption(command);
   command.action(async (options: ServeOptions) => {
     const server = await startServer({

@@ -4,8 +4,11 @@ import type { SessionEntry, SessionEntryData } from "../../stores/agent/session-
 import type { SessionInfo } from "../../stores/agent/transcript-rows.js";
 import type { JsonValue } from "../../stores/json.js";
 import {
+  addAgentOption,
+  addExamples,
   addHomeOption,
   addJsonOption,
+  agentOf,
   type HomeOptions,
   type JsonOption,
   parseInteger,
@@ -15,7 +18,7 @@ import { formatBytes, moreLine, printJson, renderTable, shellArg } from "../outp
 import { flatten, outputWidth, sanitize, truncate } from "../render/style.js";
 
 interface AgentOptions extends HomeOptions, JsonOption {
-  agent: string;
+  agent?: string;
 }
 
 interface ListOptions extends AgentOptions {
@@ -45,10 +48,10 @@ function agentCommand(
   description: string,
   options: (command: Command) => Command = (command) => command,
 ): Command {
-  const command = parent
-    .command(usage)
-    .description(description)
-    .requiredOption("--agent <id>", "the agent whose sessions to read");
+  const command = addAgentOption(
+    parent.command(usage).description(description),
+    "the agent whose sessions to read",
+  );
   options(command);
   addHomeOption(command);
   return addJsonOption(command);
@@ -161,7 +164,7 @@ function registerList(sessions: Command): void {
         .option("--full", "show labels whole instead of cut to 40 characters with …")
         .addHelpText(
           "after",
-          "\nExamples:\n  agentstate sessions list --agent main --limit 20\n  agentstate sessions list --agent main --prefix agent:main:telegram: --since 2026-03-01\n  agentstate sessions list --agent main --cursor <the cursor after more:>\n\nWhen more entries follow, the last line is `more: --cursor <cursor>`.",
+          "\nExamples:\n  agentstate sessions list --limit 20\n  agentstate sessions list --agent main --prefix agent:main:telegram: --since 2026-03-01\n  agentstate sessions list --agent main --cursor <the cursor after more:>\n\nWhen more entries follow, the last line is `more: --cursor <cursor>`.",
         ),
   ).action((options: ListOptions) => {
     const query = {
@@ -171,7 +174,7 @@ function registerList(sessions: Command): void {
       cursor: options.cursor,
     };
     const page = withHome(options, false, (home) =>
-      home.agent(options.agent, { create: false }).sessions.list(query),
+      agentOf(home, options.agent).sessions.list(query),
     );
     if (options.json) {
       printJson(page);
@@ -189,14 +192,20 @@ function registerShow(sessions: Command): void {
     sessions,
     "show <sessionKey>",
     "show a session entry and every session its key has had, oldest first",
+    (command) =>
+      addExamples(command, [
+        "agentstate sessions show agent:main:main",
+        "agentstate sessions show agent:research:main --agent research --json",
+      ]),
   ).action((key: string, options: AgentOptions) => {
-    const { entry, history } = withHome(options, false, (home) => {
-      const agent = home.agent(options.agent, { create: false });
-      return { entry: agent.sessions.get(key), history: agent.lifecycle.list(key) };
+    const { agentId, entry, history } = withHome(options, false, (home) => {
+      const agent = agentOf(home, options.agent);
+      const { agentId } = agent;
+      return { agentId, entry: agent.sessions.get(key), history: agent.lifecycle.list(key) };
     });
     if (!entry && history.length === 0) {
-      const details = { agentId: options.agent, sessionKey: key };
-      const message = `no session key ${JSON.stringify(key)} for agent ${options.agent}`;
+      const details = { agentId, sessionKey: key };
+      const message = `no session key ${JSON.stringify(key)} for agent ${agentId}`;
       throw new StateError("E_NOT_FOUND", message, { details });
     }
     if (options.json) {
@@ -214,6 +223,10 @@ export function registerSessions(program: Command): void {
   const sessions = program
     .command("sessions")
     .description("inspect an agent's session entries (routing keys) and their session history");
+  addExamples(sessions, [
+    "agentstate sessions list --limit 20",
+    "agentstate sessions show agent:main:main --agent main",
+  ]);
   registerList(sessions);
   registerShow(sessions);
 }

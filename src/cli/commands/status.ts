@@ -4,6 +4,7 @@ import { legacyHomeHint, looksLikeLegacyHome } from "../../doctor/legacy-home.js
 import { resolveHomePath } from "../../home.js";
 import { describeHome, type HomeStatus } from "../../status/describe-home.js";
 import {
+  addExamples,
   addHomeOption,
   addJsonOption,
   type HomeOptions,
@@ -86,6 +87,7 @@ export function registerStatus(program: Command): void {
     .description(
       "describe a home: every database (size, schema, health, rows), each agent's last activity, the last backup and migration",
     );
+  addExamples(command, ["agentstate status", "agentstate status --home ~/.agentstate --json"]);
   addHomeOption(command);
   addJsonOption(command);
   command.action((options: HomeOptions & JsonOption) => {

@@ -12,13 +12,16 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { isStateError, StateError } from "../../db/errors.js";
-import type { AgentState, StateHome } from "../../home.js";
+import type { StateHome } from "../../home.js";
 import type { SearchHit } from "../../stores/agent/transcript-search.js";
 import type { SessionScope } from "../../stores/agent/transcript-store.js";
 import { searchTerms } from "../../transcript/fts-query.js";
 import {
+  addAgentOption,
+  addExamples,
   addHomeOption,
   addJsonOption,
+  agentOf,
   type HomeOptions,
   type JsonOption,
   parseInteger,
@@ -36,14 +39,14 @@ import {
 } from "../render/style.js";
 
 interface ShowOptions extends HomeOptions, JsonOption {
-  agent: string;
+  agent?: string;
   limit: string;
   after: string;
   full?: boolean;
 }
 
 interface ExportOptions extends HomeOptions {
-  agent: string;
+  agent?: string;
   out?: string;
   force?: boolean;
 }
@@ -59,14 +62,9 @@ interface ListOptions extends HomeOptions, JsonOption {
   limit: string;
 }
 
-/** The agent's stores for a read: never creates the agent, names it when it does not exist. */
-function readAgent(home: StateHome, agentId: string): AgentState {
-  return home.agent(agentId, { create: false });
-}
-
 const SHOW_EXAMPLES = `
 Examples:
-  agentstate transcript show <session-id> --agent main
+  agentstate transcript show <session-id>
   agentstate transcript show <session-id> --agent main --full | less -R
   agentstate transcript show <session-id> --agent main --after 1000 --limit 200
 
@@ -76,8 +74,8 @@ how to see them whole (--full), and the --after SEQ that shows the next events.`
 function registerShow(transcript: Command): void {
   const command = transcript
     .command("show <sessionId>")
-    .description("print a session's conversation: messages, tool calls and results, compactions")
-    .requiredOption("--agent <id>", "the agent that owns the session")
+    .description("print a session's conversation: messages, tool calls and results, compactions");
+  addAgentOption(command, "the agent that owns the session")
     .option("--limit <n>", "at most this many events (1 to 10000)", "1000")
     .option("--after <seq>", "only events after this seq, to page on from a previous view", "0")
     .option("--full", "show tool results, arguments, thinking and outputs whole, not cut with …")
@@ -88,7 +86,7 @@ function registerShow(transcript: Command): void {
     const limit = parseInteger("--limit", options.limit, 1, 10_000);
     const afterSeq = parseInteger("--after", options.after, 0, Number.MAX_SAFE_INTEGER);
     const { session, events } = withHome(options, false, (home) => {
-      const agent = readAgent(home, options.agent);
+      const agent = agentOf(home, options.agent);
       // Looked up first: reading a session that does not exist would print nothing and exit 0.
       const session = agent.lifecycle.get(sessionId);
       return { session, events: agent.transcripts.read(sessionId, { afterSeq, limit }) };
@@ -206,17 +204,25 @@ function writeStdout(lines: Iterable<string>): void {
   if (chunk !== "") process.stdout.write(chunk);
 }
 
+// check-bans: allow a file name users pick for an export, not a store path
+const EXPORT_FILE = "session.jsonl";
+
 function registerExport(transcript: Command): void {
   const command = transcript
     .command("export <sessionId>")
-    .description("write a session in the legacy JSONL format, one event per line")
-    .requiredOption("--agent <id>", "the agent that owns the session")
+    .description("write a session in the legacy JSONL format, one event per line");
+  addAgentOption(command, "the agent that owns the session")
     .option("--out <file>", "write to this file (mode 0600) instead of stdout")
     .option("--force", "replace the --out file when it exists");
+  addExamples(command, [
+    `agentstate transcript export <session-id> > ${EXPORT_FILE}`,
+    `agentstate transcript export <session-id> --agent research --out ${EXPORT_FILE}`,
+    `agentstate transcript export <session-id> --out ${EXPORT_FILE} --force`,
+  ]);
   addHomeOption(command);
   command.action((sessionId: string, options: ExportOptions) => {
     withHome(options, false, (home) => {
-      const agent = readAgent(home, options.agent);
+      const agent = agentOf(home, options.agent);
       agent.lifecycle.get(sessionId);
       const lines = agent.transcripts.exportJsonl(sessionId);
       if (options.out === undefined) writeStdout(lines);
@@ -260,6 +266,11 @@ function registerSearch(transcript: Command): void {
     .option("--agent <id>", "only this agent (default: every agent)")
     .option("--session <id>", "only this session")
     .option("--limit <n>", "at most this many hits (1 to 500)", "20");
+  addExamples(command, [
+    "agentstate transcript search invoice overdue",
+    'agentstate transcript search "deploy failed" --agent main --limit 5',
+    "agentstate transcript search basil --session <session-id> --json",
+  ]);
   addHomeOption(command);
   addJsonOption(command);
   command.action((words: string[], options: SearchOptions) => {
@@ -330,6 +341,11 @@ export function registerTranscript(program: Command): void {
   const transcript = program
     .command("transcript")
     .description("read, search and export session transcripts");
+  addExamples(transcript, [
+    "agentstate transcript list --limit 20",
+    "agentstate transcript show <session-id> --agent main",
+    "agentstate transcript search invoice overdue",
+  ]);
   registerShow(transcript);
   registerExport(transcript);
   registerSearch(transcript);

@@ -12,8 +12,11 @@ import {
 } from "../../stores/agent/vfs-store.js";
 import { exportTar, exportToDirectory } from "../../vfs/archive.js";
 import {
+  addAgentOption,
+  addExamples,
   addHomeOption,
   addJsonOption,
+  agentOf,
   closeHome,
   type HomeOptions,
   type JsonOption,
@@ -23,7 +26,7 @@ import {
 import { formatBytes, printJson, renderTable } from "../output.js";
 
 interface VfsOptions extends HomeOptions, JsonOption {
-  agent: string;
+  agent?: string;
   namespace: string;
 }
 
@@ -38,7 +41,7 @@ interface ExportOptions extends VfsOptions {
 
 /** Reads never create: a missing home or agent is E_NOT_FOUND, not a new empty database. */
 function vfsOf(home: StateHome, options: VfsOptions): VirtualAgentFs {
-  return home.agent(options.agent, { create: false }).vfs.namespace(options.namespace);
+  return agentOf(home, options.agent).vfs.namespace(options.namespace);
 }
 
 /** `withHome` for commands that stream: the home stays open until the stream is done. */
@@ -62,11 +65,10 @@ async function pump(source: Readable, target: Writable): Promise<void> {
 }
 
 function vfsCommand(parent: Command, usage: string, description: string): Command {
-  const command = parent
-    .command(usage)
-    .description(description)
-    .requiredOption("--agent <id>", "the agent whose scratch filesystem to read")
-    .option("--namespace <name>", "the VFS namespace", DEFAULT_VFS_NAMESPACE);
+  const command = addAgentOption(
+    parent.command(usage).description(description),
+    "the agent whose scratch filesystem to read",
+  ).option("--namespace <name>", "the VFS namespace", DEFAULT_VFS_NAMESPACE);
   return addHomeOption(command);
 }
 
@@ -143,13 +145,24 @@ export function registerVfs(program: Command): void {
   const vfs = program
     .command("vfs")
     .description("browse and export an agent's scratch filesystem (read-only)");
+  addExamples(vfs, [
+    "agentstate vfs ls -R",
+    "agentstate vfs cat /lists/shopping.md --agent main",
+    "agentstate vfs export / --agent main --tar scratch.tar",
+  ]);
 
-  addJsonOption(
+  const ls = addJsonOption(
     vfsCommand(vfs, "ls [path]", "list a VFS directory (or show one file)").option(
       "-R, --recursive",
       "list everything below the directory",
     ),
-  ).action((path: string | undefined, options: LsOptions) => {
+  );
+  addExamples(ls, [
+    "agentstate vfs ls",
+    "agentstate vfs ls /lists --agent main -R",
+    "agentstate vfs ls / --namespace scratch --json",
+  ]);
+  ls.action((path: string | undefined, options: LsOptions) => {
     const recursive = options.recursive === true;
     const rows = withHome(options, false, (home) =>
       lsRows(vfsOf(home, options), path ?? "/", recursive),
@@ -158,12 +171,16 @@ export function registerVfs(program: Command): void {
     else printLs(rows, recursive);
   });
 
-  vfsCommand(vfs, "cat <path>", "write a VFS file's bytes to stdout").action(
-    (path: string, options: VfsOptions) =>
-      withVfsAsync(options, (fs) => pump(fs.createReadStream(path), process.stdout)),
+  const cat = vfsCommand(vfs, "cat <path>", "write a VFS file's bytes to stdout");
+  addExamples(cat, [
+    "agentstate vfs cat /lists/shopping.md",
+    "agentstate vfs cat /notes/todo.md --agent research --namespace scratch",
+  ]);
+  cat.action((path: string, options: VfsOptions) =>
+    withVfsAsync(options, (fs) => pump(fs.createReadStream(path), process.stdout)),
   );
 
-  addJsonOption(
+  const exportCommand = addJsonOption(
     vfsCommand(
       vfs,
       "export [path]",
@@ -171,5 +188,13 @@ export function registerVfs(program: Command): void {
     )
       .option("--out <dir>", "a new or empty host directory (files 0600, directories 0700)")
       .option("--tar <file>", "a new tar file, or - for stdout"),
-  ).action((path: string | undefined, options: ExportOptions) => runExport(path ?? "/", options));
+  );
+  addExamples(exportCommand, [
+    "agentstate vfs export / --out ./scratch-copy",
+    "agentstate vfs export /lists --agent main --tar lists.tar",
+    "agentstate vfs export --tar - | tar -t",
+  ]);
+  exportCommand.action((path: string | undefined, options: ExportOptions) =>
+    runExport(path ?? "/", options),
+  );
 }
