@@ -54,13 +54,18 @@ export function registerKv(program: Command): void {
   const kv = program
     .command("kv")
     .description("read and write scoped key-value state (global, or one agent's with --agent)");
-
   addExamples(kv, [
     "agentstate kv get prefs theme",
     "agentstate kv set prefs theme '\"dark\"' --agent main",
     "agentstate kv list plugin.weather --prefix city:",
   ]);
+  registerGet(kv);
+  registerSet(kv);
+  registerDelete(kv);
+  registerList(kv);
+}
 
+function registerGet(kv: Command): void {
   const get = withKvOptions(kv.command("get <scope> <key>").description("print one value as JSON"));
   addExamples(get, [
     "agentstate kv get prefs theme",
@@ -77,7 +82,9 @@ export function registerKv(program: Command): void {
     }
     printJson(options.json ? entry : entry.value);
   });
+}
 
+function registerSet(kv: Command): void {
   const set = withKvOptions(
     kv.command("set <scope> <key> <json>").description("store a JSON value (at most 64 KiB)"),
   );
@@ -93,7 +100,9 @@ export function registerKv(program: Command): void {
     );
     if (options.json) printJson(entry);
   });
+}
 
+function registerDelete(kv: Command): void {
   const remove = withKvOptions(kv.command("delete <scope> <key>").description("remove one entry"));
   addExamples(remove, [
     "agentstate kv delete prefs theme",
@@ -110,7 +119,9 @@ export function registerKv(program: Command): void {
       });
     }
   });
+}
 
+function registerList(kv: Command): void {
   withKvOptions(
     kv
       .command("list <scope>")

@@ -150,7 +150,12 @@ export function registerVfs(program: Command): void {
     "agentstate vfs cat /lists/shopping.md --agent main",
     "agentstate vfs export / --agent main --tar scratch.tar",
   ]);
+  registerLs(vfs);
+  registerCat(vfs);
+  registerExport(vfs);
+}
 
+function registerLs(vfs: Command): void {
   const ls = addJsonOption(
     vfsCommand(vfs, "ls [path]", "list a VFS directory (or show one file)").option(
       "-R, --recursive",
@@ -170,7 +175,9 @@ export function registerVfs(program: Command): void {
     if (options.json) printJson(rows);
     else printLs(rows, recursive);
   });
+}
 
+function registerCat(vfs: Command): void {
   const cat = vfsCommand(vfs, "cat <path>", "write a VFS file's bytes to stdout");
   addExamples(cat, [
     "agentstate vfs cat /lists/shopping.md",
@@ -179,7 +186,9 @@ export function registerVfs(program: Command): void {
   cat.action((path: string, options: VfsOptions) =>
     withVfsAsync(options, (fs) => pump(fs.createReadStream(path), process.stdout)),
   );
+}
 
+function registerExport(vfs: Command): void {
   const exportCommand = addJsonOption(
     vfsCommand(
       vfs,
