@@ -8,6 +8,7 @@ import { columnsOf } from "./db/columns.js";
 import { type Database, openDatabase } from "./db/database.js";
 import type { SqlStatement } from "./db/driver.js";
 import { StateError } from "./db/errors.js";
+import type { JournalMode } from "./db/filesystem.js";
 import { settlePendingRestore } from "./db/pending-restore.js";
 import { validateAgentId } from "./ids.js";
 import { type AgentStores, createAgentStores } from "./stores/agent/agent-stores.js";
@@ -84,6 +85,13 @@ export interface OpenStateHomeOptions {
   home?: string;
   /** Create the home and its global database when missing (default true). */
   create?: boolean;
+  /**
+   * Open every database for reading only (implies `create: false`): no write lock is ever taken,
+   * so a reader never waits on, or blocks, a live gateway. Writes fail; agents are not registered.
+   */
+  readonly?: boolean;
+  /** `wal` (default) or `rollback`; see `openDatabase`. Applies to the agent databases too. */
+  journalMode?: JournalMode;
 }
 
 export interface AgentOpenOptions {
@@ -91,7 +99,7 @@ export interface AgentOpenOptions {
   create?: boolean;
 }
 
-const HOME_OPTION_KEYS = new Set(["home", "create"]);
+const HOME_OPTION_KEYS = new Set(["home", "create", "readonly", "journalMode"]);
 const AGENT_OPTION_KEYS = new Set(["create"]);
 
 function rejectUnknown(options: object, allowed: Set<string>, where: string): void {
@@ -119,11 +127,17 @@ export class StateHome extends GlobalStores {
   private readonly insertAgent: SqlStatement;
   private readonly upsertAgentDatabase: SqlStatement;
   private readonly selectAgents: SqlStatement<AgentRegistryRow & AgentDatabaseRow>;
+  private readonly openOptions: Pick<OpenStateHomeOptions, "readonly" | "journalMode">;
 
-  constructor(path: string, db: Database) {
+  constructor(
+    path: string,
+    db: Database,
+    options: Pick<OpenStateHomeOptions, "readonly" | "journalMode"> = {},
+  ) {
     super(db);
     this.path = path;
     this.db = db;
+    this.openOptions = Object.freeze({ ...options });
     this.sessions = new SessionsApi(this);
     this.transcripts = new TranscriptsApi(this);
     this.memory = new MemoryApi(this);
@@ -151,7 +165,7 @@ export class StateHome extends GlobalStores {
     const relative = agentDbRelativePath(agentId);
     const dbPath = join(this.path, relative);
     const registered = this.selectRegistered.get(agentId);
-    if (!registered && options.create === false) {
+    if (!registered && (options.create === false || this.openOptions.readonly)) {
       throw new StateError("E_NOT_FOUND", `no agent "${agentId}" in home ${this.path}`, {
         details: { agentId, home: this.path },
       });
@@ -164,7 +178,8 @@ export class StateHome extends GlobalStores {
         { details: { agentId, path: dbPath } },
       );
     }
-    const db = openDatabase({ path: dbPath, role: "agent" });
+    const db = openDatabase({ path: dbPath, role: "agent", ...this.openOptions });
+    if (this.openOptions.readonly) return this.remember(agentId, db);
     try {
       const now = Date.now();
       this.db.tx(() => {
@@ -175,6 +190,10 @@ export class StateHome extends GlobalStores {
       db.close();
       throw error;
     }
+    return this.remember(agentId, db);
+  }
+
+  private remember(agentId: string, db: Database): AgentState {
     const state: AgentState = Object.freeze({ agentId, db, ...createAgentStores(db, agentId) });
     this.agents.set(agentId, state);
     return state;
@@ -223,12 +242,21 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
   const globalPath = join(path, GLOBAL_DB_RELATIVE_PATH);
   // A restore that died after its commit is finished before anything reads the home.
   settlePendingRestore(path);
-  if (options.create === false && !existsSync(globalPath)) {
+  if ((options.create === false || options.readonly) && !existsSync(globalPath)) {
     throw new StateError(
       "E_NOT_FOUND",
       `no agentstate home at ${path} (missing ${GLOBAL_DB_RELATIVE_PATH})`,
       { details: { home: path } },
     );
   }
-  return new StateHome(path, openDatabase({ path: globalPath, role: "global" }));
+  const { readonly, journalMode } = options;
+  const dbOptions = {
+    ...(readonly ? { readonly } : {}),
+    ...(journalMode ? { journalMode } : {}),
+  };
+  return new StateHome(
+    path,
+    openDatabase({ path: globalPath, role: "global", ...dbOptions }),
+    dbOptions,
+  );
 }

@@ -10,10 +10,12 @@ const EXIT_CODES: Partial<Record<StateErrorCode, number>> = {
   E_SCHEMA_MISMATCH: 4,
   E_CORRUPT_SOURCE: 4,
   E_CORRUPT: 4,
+  E_DAMAGED: 4,
   E_CONFLICT: 5,
   E_BUSY: 5,
   E_TOO_LARGE: 6,
   E_PATH: 7,
+  E_UNSAFE_FILESYSTEM: 8,
 };
 
 export function exitCodeFor(error: unknown): number {

@@ -3,9 +3,16 @@ import { linkSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { threadId } from "node:worker_threads";
 import { openBetterSqlite3 } from "./better-sqlite3-driver.js";
+import { assertNotDamaged } from "./damage-marker.js";
 import type { DriverFactory, SqlDriver, SqlStatement } from "./driver.js";
 import { isStateError, StateError } from "./errors.js";
 import { ensurePrivateDir, ensurePrivateFile, probeDatabaseFile, tightenFiles } from "./files.js";
+import {
+  assertWalSafe,
+  filesystemTypeOf,
+  type JournalMode,
+  resolveJournalMode,
+} from "./filesystem.js";
 import { type DatabaseRole, latestSchemaVersion, type MigrationResult, migrate } from "./schema.js";
 
 export type CheckpointMode = "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE";
@@ -27,10 +34,16 @@ export interface OpenDatabaseOptions {
    * closes). Writes fail with a SQLite read-only error.
    */
   readonly?: boolean;
+  /**
+   * `wal` (default) or `rollback` (`journal_mode=DELETE`, for filesystems where WAL is unsafe:
+   * NFS, SMB, overlayfs, virtiofs, 9p, FUSE). Default: `$AGENTSTATE_JOURNAL_MODE` (`wal` or
+   * `delete`), else `wal`. WAL on one of those filesystems is refused with E_UNSAFE_FILESYSTEM.
+   */
+  journalMode?: JournalMode;
   driver?: DriverFactory;
 }
 
-const OPEN_OPTION_KEYS = new Set(["path", "role", "create", "readonly", "driver"]);
+const OPEN_OPTION_KEYS = new Set(["path", "role", "create", "readonly", "journalMode", "driver"]);
 
 /** The pragmas every connection gets, in the order they must be set. */
 export const CONNECTION_PRAGMAS = [
@@ -213,8 +226,11 @@ function validateOpenOptions(options: OpenDatabaseOptions): void {
   }
 }
 
-function applyPragmas(driver: SqlDriver): void {
-  for (const [name, value] of CONNECTION_PRAGMAS) driver.exec(`PRAGMA ${name} = ${value}`);
+function applyPragmas(driver: SqlDriver, mode: JournalMode): void {
+  for (const [name, value] of CONNECTION_PRAGMAS) {
+    const chosen = name === "journal_mode" && mode === "rollback" ? "DELETE" : value;
+    driver.exec(`PRAGMA ${name} = ${chosen}`);
+  }
 }
 
 /**
@@ -223,13 +239,18 @@ function applyPragmas(driver: SqlDriver): void {
  * convert its journal mode at the same time (which SQLite answers with BUSY or I/O errors); the
  * loser of the race simply opens the winner's file.
  */
-function createDatabaseFile(path: string, role: DatabaseRole, factory: DriverFactory): void {
+function createDatabaseFile(
+  path: string,
+  role: DatabaseRole,
+  factory: DriverFactory,
+  mode: JournalMode,
+): void {
   const draft = `${path}.new-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}`;
   ensurePrivateFile(draft);
   try {
     const driver = factory(draft, { fileMustExist: true });
     try {
-      applyPragmas(driver);
+      applyPragmas(driver, mode);
       migrate(driver, role);
     } finally {
       driver.close();
@@ -275,6 +296,9 @@ function openReadonly(
 export function openDatabase(options: OpenDatabaseOptions): Database {
   validateOpenOptions(options);
   const path = resolve(options.path);
+  const mode = resolveJournalMode(options.journalMode);
+  assertNotDamaged(path);
+  if (mode === "wal") assertWalSafe(dirname(path), filesystemTypeOf(dirname(path)));
   const probe = probeDatabaseFile(path);
   const supported = latestSchemaVersion(options.role);
   if (probe.headerUserVersion > supported) {
@@ -291,11 +315,11 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
       throw new StateError("E_NOT_FOUND", `no database at ${path}`, { details: { path } });
     }
     ensurePrivateDir(dirname(path));
-    createDatabaseFile(path, options.role, factory);
+    createDatabaseFile(path, options.role, factory, mode);
   }
   const driver = factory(path, { fileMustExist: true });
   try {
-    applyPragmas(driver);
+    applyPragmas(driver, mode);
     const migration = migrate(driver, options.role);
     tightenFiles([path, `${path}-wal`, `${path}-shm`]);
     return new Database(driver, options.role, migration);

@@ -10,6 +10,7 @@ export const STATE_ERROR_CODES = [
   "E_CONSTRAINT",
   "E_CORRUPT",
   "E_CORRUPT_SOURCE",
+  "E_DAMAGED",
   "E_INVALID_ARGUMENT",
   "E_INVALID_ID",
   "E_IO",
@@ -20,6 +21,7 @@ export const STATE_ERROR_CODES = [
   "E_SCHEMA_TOO_NEW",
   "E_SQLITE",
   "E_TOO_LARGE",
+  "E_UNSAFE_FILESYSTEM",
 ] as const;
 
 export type StateErrorCode = (typeof STATE_ERROR_CODES)[number];

@@ -30,11 +30,13 @@ const STATUS_BY_CODE: Record<StateErrorCode, ContentfulStatusCode> = {
   E_CLOSED: 503,
   E_CORRUPT: 500,
   E_CORRUPT_SOURCE: 500,
+  E_DAMAGED: 500,
   E_IO: 500,
   E_NOT_A_DATABASE: 500,
   E_SCHEMA_MISMATCH: 500,
   E_SCHEMA_TOO_NEW: 500,
   E_SQLITE: 500,
+  E_UNSAFE_FILESYSTEM: 500,
 };
 
 /**
