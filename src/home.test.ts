@@ -129,3 +129,30 @@ describe("StateHome", () => {
     );
   });
 });
+
+describe("a read-only home", () => {
+  it("reads what was written, registers nothing and refuses writes", () => {
+    const path = tempDir();
+    const writer = openStateHome({ home: path });
+    writer.kv.set("s", "k", 1);
+    writer.agent("main").kv.set("s", "k", 2);
+    writer.close();
+    const reader = openStateHome({ home: path, readonly: true });
+    try {
+      expect(reader.kv.get("s", "k")).toBe(1);
+      expect(reader.agent("main").kv.get("s", "k")).toBe(2);
+      expect(() => reader.agent("ghost")).toThrow(/no agent "ghost"/);
+      expect(() => reader.kv.set("s", "k", 3)).toThrow();
+      expect(reader.listAgents().map((a) => a.agentId)).toEqual(["main"]);
+    } finally {
+      reader.close();
+    }
+    expect(existsSync(join(path, "agents", "ghost"))).toBe(false);
+  });
+
+  it("does not create a missing home", () => {
+    const path = join(tempDir(), "nowhere");
+    expect(() => openStateHome({ home: path, readonly: true })).toThrow(/no agentstate home/);
+    expect(existsSync(path)).toBe(false);
+  });
+});

@@ -10,6 +10,7 @@ import type { SqlStatement } from "./db/driver.js";
 import { StateError } from "./db/errors.js";
 import type { JournalMode } from "./db/filesystem.js";
 import { settlePendingRestore } from "./db/pending-restore.js";
+import { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
 import { validateAgentId } from "./ids.js";
 import { type AgentStores, createAgentStores } from "./stores/agent/agent-stores.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
@@ -178,7 +179,7 @@ export class StateHome extends GlobalStores {
         { details: { agentId, path: dbPath } },
       );
     }
-    const db = openDatabase({ path: dbPath, role: "agent", ...this.openOptions });
+    const db = openHomeDatabase(dbPath, "agent", this.openOptions);
     if (this.openOptions.readonly) return this.remember(agentId, db);
     try {
       const now = Date.now();
@@ -234,6 +235,23 @@ export class StateHome extends GlobalStores {
     this.agents.clear();
     this.db.close();
   }
+}
+
+/**
+ * Opens one of the home's databases. A read-only home still brings a database of an older
+ * release up to date first (the one time it takes the write lock): the stores read today's schema.
+ */
+function openHomeDatabase(
+  path: string,
+  role: DatabaseRole,
+  options: Pick<OpenStateHomeOptions, "readonly" | "journalMode">,
+): Database {
+  const db = openDatabase({ path, role, ...options });
+  if (!options.readonly || db.schemaVersion >= latestSchemaVersion(role)) return db;
+  db.close();
+  const { readonly: _, ...writable } = options;
+  openDatabase({ path, role, create: false, ...writable }).close();
+  return openDatabase({ path, role, ...options });
 }
 
 export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {

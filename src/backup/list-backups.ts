@@ -52,7 +52,8 @@ export function listBackups(
   if (typeof home !== "string" && !(home instanceof StateHome)) {
     throw new TypeError("Expected listBackups(home) to be a StateHome or a home path");
   }
-  const owned = typeof home === "string" ? openStateHome({ home, create: false }) : null;
+  // Listing takes no write lock: it must answer beside a live gateway.
+  const owned = typeof home === "string" ? openStateHome({ home, readonly: true }) : null;
   try {
     const runs = (owned ?? (home as StateHome)).backups.list(options.limit ?? 100);
     return runs.map((run) => {

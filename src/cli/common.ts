@@ -127,6 +127,26 @@ export function withHome<T>(options: HomeOptions, create: boolean, fn: (home: St
   }
 }
 
+/**
+ * Opens the home for a command that only reads: every database read-only, so the command takes no
+ * write lock and never waits on (or holds up) a live gateway's transactions.
+ */
+export function openReadHome(options: HomeOptions): StateHome {
+  const home = openStateHome({ home: options.home, readonly: true });
+  openHomes.add(home);
+  return home;
+}
+
+/** `withHome` for commands that only read: see `openReadHome`. */
+export function withReadHome<T>(options: HomeOptions, fn: (home: StateHome) => T): T {
+  const home = openReadHome(options);
+  try {
+    return fn(home);
+  } finally {
+    closeHome(home);
+  }
+}
+
 /** An integer flag value in [min, max], or `E_INVALID_ARGUMENT` naming the flag. */
 export function parseInteger(flag: string, text: string, min: number, max: number): number {
   const value = Number(text);

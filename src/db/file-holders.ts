@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { sep } from "node:path";
+import { StateError } from "./errors.js";
 
 /** A process that has a file under a directory open. */
 export interface FileHolder {
@@ -74,4 +75,18 @@ export function describeHolders(holders: readonly FileHolder[]): string {
   const shown = holders.slice(0, 3).map((holder) => `pid ${holder.pid} (${holder.command})`);
   const more = holders.length - shown.length;
   return `${shown.join(", ")}${more > 0 ? `, and ${more} more` : ""}`;
+}
+
+/**
+ * Refuses (E_BUSY, naming them) to `action` a home that other processes have files of open: an
+ * operation that replaces databases must never interleave with a live writer.
+ */
+export function refuseHeldHome(home: string, action: string): void {
+  const holders = findFileHolders(home);
+  if (holders === null || holders.length === 0) return;
+  throw new StateError(
+    "E_BUSY",
+    `${home} is open in another process: ${describeHolders(holders)}; stop it, then ${action}`,
+    { details: { home, holders } },
+  );
 }

@@ -9,7 +9,7 @@ import {
   type HomeOptions,
   type JsonOption,
   parseInteger,
-  withHome,
+  withReadHome,
 } from "../common.js";
 import { moreLine, printJson, renderTable, shellArg } from "../output.js";
 
@@ -100,7 +100,7 @@ function registerList(cron: Command): void {
   addJsonOption(list);
   list.action((options: ListOptions) => {
     const limit = parseInteger("--limit", options.limit, 1, 10_000);
-    const { jobs, more } = withHome(options, false, (home) => {
+    const { jobs, more } = withReadHome(options, (home) => {
       const query = { agentId: options.agent, after: options.after, limit };
       const jobs = home.cron.list(query);
       const last = jobs.at(-1);
@@ -139,7 +139,7 @@ function registerRuns(cron: Command): void {
       options.before === undefined
         ? undefined
         : parseInteger("--before", options.before, 1, Number.MAX_SAFE_INTEGER);
-    const { log, more } = withHome(options, false, (home) => {
+    const { log, more } = withReadHome(options, (home) => {
       if (!home.cron.get(jobId)) {
         throw new StateError("E_NOT_FOUND", `no cron job "${jobId}" in ${home.path}`, {
           details: { jobId },

@@ -1,6 +1,6 @@
 import { quarantinedLineJson } from "../../doctor/run-problems.js";
 import type { QuarantinedLine } from "../../stores/global/migration-quarantine-store.js";
-import { type HomeOptions, type JsonOption, withHome } from "../common.js";
+import { type HomeOptions, type JsonOption, withReadHome } from "../common.js";
 import { printJson, renderTable } from "../output.js";
 import { sanitize } from "../render/style.js";
 import { writeExport } from "./transcript.js";
@@ -35,7 +35,7 @@ function render(lines: readonly QuarantinedLine[]): string {
  * them: the raw lines, one per line and byte for byte, or with `--json` the JSON list.
  */
 export function showQuarantined(options: QuarantinedOptions): void {
-  const lines = withHome(options, false, (home) =>
+  const lines = withReadHome(options, (home) =>
     home.quarantine.list({
       limit: LIST_LIMIT,
       ...(options.run === undefined ? {} : { runId: options.run }),

@@ -1,14 +1,16 @@
 import type { Command } from "commander";
 import { StateError } from "../../db/errors.js";
+import { refuseHeldHome } from "../../db/file-holders.js";
 import { type DoctorReport, runDoctorFix } from "../../doctor/fix.js";
 import { type MigrationPlan, planMigration } from "../../doctor/plan.js";
 import { problemsOfRun } from "../../doctor/run-problems.js";
+import { resolveHomePath } from "../../home.js";
 import {
   addHomeOption,
   addJsonOption,
   type HomeOptions,
   type JsonOption,
-  withHome,
+  withReadHome,
 } from "../common.js";
 import { cleanCell, formatBytes, printJson, renderTable, truncateMiddle } from "../output.js";
 import { truncate } from "../render/style.js";
@@ -227,7 +229,7 @@ export function renderReport(report: DoctorReport, options: RenderOptions): stri
 }
 
 function showHistory(options: DoctorOptions): void {
-  const runs = withHome(options, false, (home) => {
+  const runs = withReadHome(options, (home) => {
     const counts = home.quarantine.countsByRun();
     return home.migrations.listRuns(100).map((run) => ({
       ...run,
@@ -297,6 +299,7 @@ function stopOnSignals(): {
 }
 
 async function fix(options: DoctorOptions): Promise<void> {
+  refuseHeldHome(resolveHomePath(options.home), "run doctor --fix");
   const progress = options.json ? undefined : progressReporter();
   const stop = stopOnSignals();
   let report: DoctorReport;

@@ -12,6 +12,7 @@ import {
   type JsonOption,
   parseInteger,
   withHome,
+  withReadHome,
 } from "../common.js";
 import { moreLine, printJson, renderTable, shellArg } from "../output.js";
 
@@ -72,7 +73,7 @@ function registerGet(kv: Command): void {
     "agentstate kv get routing last-channel --agent main --json",
   ]);
   get.action((scope: string, key: string, options: KvOptions) => {
-    const entry = withHome(options, false, (home) =>
+    const entry = withReadHome(options, (home) =>
       storeFor(home, options, false).getEntry(scope, key),
     );
     if (!entry) {
@@ -133,7 +134,7 @@ function registerList(kv: Command): void {
       .addHelpText("after", LIST_EXAMPLES),
   ).action((scope: string, options: ListOptions) => {
     const limit = parseInteger("--limit", options.limit, 1, 10_000);
-    const { entries, more } = withHome(options, false, (home) => {
+    const { entries, more } = withReadHome(options, (home) => {
       const store = storeFor(home, options, false);
       const entries = store.list(scope, { prefix: options.prefix, after: options.after, limit });
       const last = entries.at(-1);

@@ -17,7 +17,7 @@ import {
   type HomeOptions,
   type JsonOption,
   parseInteger,
-  withHome,
+  withReadHome,
 } from "../common.js";
 import { fetchPage, largerLimit, moreLine, printJson, renderTable } from "../output.js";
 import { sanitize } from "../render/style.js";
@@ -53,7 +53,7 @@ interface RecallOptions extends AgentOptions {
 
 /** Reads never create an agent: an unknown one is E_NOT_FOUND, not a new empty database. */
 function readAgent<T>(options: AgentOptions, fn: (agent: AgentState) => T): T {
-  return withHome(options, false, (home) => fn(agentOf(home, options.agent)));
+  return withReadHome(options, (home) => fn(agentOf(home, options.agent)));
 }
 
 function agentCommand(parent: Command, usage: string, description: string): Command {

@@ -12,7 +12,7 @@ import {
   type HomeOptions,
   type JsonOption,
   parseInteger,
-  withHome,
+  withReadHome,
 } from "../common.js";
 import { formatBytes, moreLine, printJson, renderTable, shellArg } from "../output.js";
 import { flatten, outputWidth, sanitize, truncate } from "../render/style.js";
@@ -173,9 +173,7 @@ function registerList(sessions: Command): void {
       limit: parseInteger("--limit", options.limit, 1, 1000),
       cursor: options.cursor,
     };
-    const page = withHome(options, false, (home) =>
-      agentOf(home, options.agent).sessions.list(query),
-    );
+    const page = withReadHome(options, (home) => agentOf(home, options.agent).sessions.list(query));
     if (options.json) {
       printJson(page);
       return;
@@ -198,7 +196,7 @@ function registerShow(sessions: Command): void {
         "agentstate sessions show agent:research:main --agent research --json",
       ]),
   ).action((key: string, options: AgentOptions) => {
-    const { agentId, entry, history } = withHome(options, false, (home) => {
+    const { agentId, entry, history } = withReadHome(options, (home) => {
       const agent = agentOf(home, options.agent);
       const { agentId } = agent;
       return { agentId, entry: agent.sessions.get(key), history: agent.lifecycle.list(key) };

@@ -9,7 +9,7 @@ import {
   addJsonOption,
   type HomeOptions,
   type JsonOption,
-  withHome,
+  withReadHome,
 } from "../common.js";
 import { formatBytes, pathInHome, printJson, renderTable } from "../output.js";
 import { formatTime } from "../render/style.js";
@@ -93,7 +93,7 @@ export function registerStatus(program: Command): void {
   command.action((options: HomeOptions & JsonOption) => {
     let status: HomeStatus;
     try {
-      status = withHome(options, false, (home) => describeHome(home));
+      status = withReadHome(options, (home) => describeHome(home));
     } catch (error) {
       throw notAHome(error, resolveHomePath(options.home));
     }

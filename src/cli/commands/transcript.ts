@@ -25,7 +25,7 @@ import {
   type HomeOptions,
   type JsonOption,
   parseInteger,
-  withHome,
+  withReadHome,
 } from "../common.js";
 import { fetchPage, largerLimit, moreLine, printJson, renderTable } from "../output.js";
 import { renderConversationPage } from "../render/conversation.js";
@@ -85,7 +85,7 @@ function registerShow(transcript: Command): void {
   command.action((sessionId: string, options: ShowOptions) => {
     const limit = parseInteger("--limit", options.limit, 1, 10_000);
     const afterSeq = parseInteger("--after", options.after, 0, Number.MAX_SAFE_INTEGER);
-    const { session, events } = withHome(options, false, (home) => {
+    const { session, events } = withReadHome(options, (home) => {
       const agent = agentOf(home, options.agent);
       // Looked up first: reading a session that does not exist would print nothing and exit 0.
       const session = agent.lifecycle.get(sessionId);
@@ -221,7 +221,7 @@ function registerExport(transcript: Command): void {
   ]);
   addHomeOption(command);
   command.action((sessionId: string, options: ExportOptions) => {
-    withHome(options, false, (home) => {
+    withReadHome(options, (home) => {
       const agent = agentOf(home, options.agent);
       agent.lifecycle.get(sessionId);
       const lines = agent.transcripts.exportJsonl(sessionId);
@@ -283,7 +283,7 @@ function registerSearch(transcript: Command): void {
         { details: { query } },
       );
     }
-    const hits = withHome(options, false, (home) => {
+    const hits = withReadHome(options, (home) => {
       if (options.session !== undefined) requireSession(home, options.session, options.agent);
       return home.transcripts.search(query, {
         agentId: options.agent,
@@ -323,7 +323,7 @@ function registerList(transcript: Command): void {
   command.action((options: ListOptions) => {
     const limit = parseInteger("--limit", options.limit, 1, MAX_SCOPES);
     const { rows: scopes, more } = fetchPage(limit, MAX_SCOPES, (count) =>
-      withHome(options, false, (home) =>
+      withReadHome(options, (home) =>
         home.transcripts.listScopes({ agentId: options.agent, limit: count }),
       ),
     );

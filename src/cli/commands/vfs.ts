@@ -20,8 +20,8 @@ import {
   closeHome,
   type HomeOptions,
   type JsonOption,
-  openHome,
-  withHome,
+  openReadHome,
+  withReadHome,
 } from "../common.js";
 import { formatBytes, printJson, renderTable } from "../output.js";
 
@@ -49,7 +49,7 @@ async function withVfsAsync<T>(
   options: VfsOptions,
   fn: (vfs: VirtualAgentFs) => Promise<T>,
 ): Promise<T> {
-  const home = openHome(options, false);
+  const home = openReadHome(options);
   try {
     return await fn(vfsOf(home, options));
   } finally {
@@ -105,7 +105,7 @@ async function runExport(path: string, options: ExportOptions): Promise<void> {
   }
   if (options.out !== undefined) {
     const out = options.out;
-    const report = withHome(options, false, (home) =>
+    const report = withReadHome(options, (home) =>
       exportToDirectory(vfsOf(home, options), out, { path }),
     );
     if (options.json) printJson({ ...report, out });
@@ -169,7 +169,7 @@ function registerLs(vfs: Command): void {
   ]);
   ls.action((path: string | undefined, options: LsOptions) => {
     const recursive = options.recursive === true;
-    const rows = withHome(options, false, (home) =>
+    const rows = withReadHome(options, (home) =>
       lsRows(vfsOf(home, options), path ?? "/", recursive),
     );
     if (options.json) printJson(rows);
