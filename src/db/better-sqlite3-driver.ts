@@ -89,6 +89,10 @@ export function openBetterSqlite3(path: string, options: DriverOpenOptions = {})
       fileMustExist: options.fileMustExist ?? false,
     });
     try {
+      if (options.recovery) {
+        db.unsafeMode(true); // lifts SQLITE_DBCONFIG_DEFENSIVE, which disables writable_schema
+        db.pragma("writable_schema = ON");
+      }
       for (const name of options.inertModules ?? []) {
         // A module of better-sqlite3's own has no xIntegrity (its sqlite3_module is version 0).
         db.table(name, { columns: ["inert"], *rows() {} });

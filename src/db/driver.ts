@@ -37,6 +37,11 @@ export interface DriverOpenOptions {
    * with those tables on such a connection.
    */
   inertModules?: readonly string[];
+  /**
+   * For reading what is left of a damaged file (salvage only): SQLite then loads a schema it finds
+   * inconsistent with the file (a truncated file, say) instead of refusing every statement.
+   */
+  recovery?: boolean;
 }
 
 export type DriverFactory = (path: string, options: DriverOpenOptions) => SqlDriver;

@@ -1,0 +1,76 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { openBetterSqlite3 } from "../db/better-sqlite3-driver.js";
+import { markDamaged, readDamageMarker } from "../db/damage-marker.js";
+import { isStateError } from "../db/errors.js";
+import { probeDatabaseFile } from "../db/files.js";
+import type { DatabaseRole } from "../db/schema.js";
+import { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH } from "../home.js";
+
+export interface DatabaseHealth {
+  path: string;
+  role: DatabaseRole;
+  status: "ok" | "damaged";
+  /** What `quick_check` (or opening the file) said; empty when ok. */
+  problems: string[];
+}
+
+/**
+ * The database files of a home, found on disk rather than through the registry: the global
+ * database holding the registry may be the damaged one.
+ */
+export function homeDatabases(home: string): Array<{ path: string; role: DatabaseRole }> {
+  const found: Array<{ path: string; role: DatabaseRole }> = [];
+  const global = join(home, GLOBAL_DB_RELATIVE_PATH);
+  if (existsSync(global)) found.push({ path: global, role: "global" });
+  let agents: string[] = [];
+  try {
+    agents = readdirSync(join(home, "agents")).sort();
+  } catch {
+    // No agents directory: no agent databases.
+  }
+  for (const agentId of agents) {
+    let path: string;
+    try {
+      path = join(home, agentDbRelativePath(agentId));
+    } catch {
+      continue; // Not an agent id agentstate could have written.
+    }
+    if (existsSync(path)) found.push({ path, role: "agent" });
+  }
+  return found;
+}
+
+/** `quick_check` of one file on a read-only connection; a file SQLite cannot even read is damaged too. */
+function problemsOf(path: string): string[] {
+  try {
+    probeDatabaseFile(path);
+    const driver = openBetterSqlite3(path, { readonly: true, fileMustExist: true });
+    try {
+      const rows = driver.prepare<Record<string, string>>("PRAGMA quick_check").all();
+      const lines = rows.map((row) => String(Object.values(row)[0]));
+      return lines.length === 1 && lines[0] === "ok" ? [] : lines;
+    } finally {
+      driver.close();
+    }
+  } catch (error) {
+    const damage = ["E_CORRUPT", "E_NOT_A_DATABASE", "E_IO"] as const;
+    if (damage.some((code) => isStateError(error, code))) return [(error as Error).message];
+    throw error;
+  }
+}
+
+/**
+ * Checks every database of a home and quarantines each damaged one (a marker beside it, which
+ * makes every later open refuse it until `doctor --fix` salvages it). Changes no database.
+ */
+export function checkHomeDatabases(home: string, now = Date.now()): DatabaseHealth[] {
+  return homeDatabases(home).map(({ path, role }) => {
+    const marker = readDamageMarker(path);
+    if (marker !== null) return { path, role, status: "damaged", problems: marker.problems };
+    const problems = problemsOf(path);
+    if (problems.length === 0) return { path, role, status: "ok", problems };
+    markDamaged(path, problems, now);
+    return { path, role, status: "damaged", problems };
+  });
+}
