@@ -14,6 +14,11 @@ import {
 } from "../common.js";
 import { cleanCell, formatBytes, printJson, renderTable, truncateMiddle } from "../output.js";
 import { truncate } from "../render/style.js";
+import {
+  renderSalvage,
+  reportDamagedDatabases,
+  salvageDamagedDatabases,
+} from "./doctor-databases.js";
 import { progressReporter } from "./doctor-progress.js";
 import { type QuarantinedOptions, showQuarantined } from "./doctor-quarantined.js";
 
@@ -30,7 +35,7 @@ interface DoctorOptions extends HomeOptions, JsonOption, QuarantinedOptions {
 const EXAMPLES = `
 Examples:
   agentstate doctor                              read-only plan: what would be imported
-  agentstate doctor --fix                        back up, import, remove what imported completely
+  agentstate doctor --fix                        salvage damaged databases, back up, import, remove
   agentstate doctor --fix --quarantine           also finish sources with unreadable lines (kept as bytes)
   agentstate doctor --history                    past runs, with their problems and quarantined lines
   agentstate doctor --quarantined                list quarantined lines (file:line, bytes, reason)
@@ -300,6 +305,8 @@ function stopOnSignals(): {
 
 async function fix(options: DoctorOptions): Promise<void> {
   refuseHeldHome(resolveHomePath(options.home), "run doctor --fix");
+  const salvaged = salvageDamagedDatabases(options);
+  if (salvaged.length > 0 && !options.json) process.stdout.write(`${renderSalvage(salvaged)}\n`);
   const progress = options.json ? undefined : progressReporter();
   const stop = stopOnSignals();
   let report: DoctorReport;
@@ -315,7 +322,7 @@ async function fix(options: DoctorOptions): Promise<void> {
     progress?.stop();
     stop.done();
   }
-  if (options.json) printJson(report);
+  if (options.json) printJson(salvaged.length > 0 ? { ...report, salvaged } : report);
   else {
     const render = { verbose: options.verbose === true, full: options.full === true };
     process.stdout.write(`${renderReport(report, render)}\n`);
@@ -379,6 +386,7 @@ export function registerDoctor(program: Command): void {
     if (options.history) return showHistory(options);
     if (options.quarantined) return showQuarantined(options);
     if (options.fix) return fix(options);
+    if (reportDamagedDatabases(options)) return;
     const plan = planMigration(options.home);
     if (options.json) printJson(plan);
     else process.stdout.write(`${renderPlan(plan, options.full === true)}\n`);
