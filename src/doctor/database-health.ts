@@ -45,8 +45,11 @@ export function homeDatabases(home: string): Array<{ path: string; role: Databas
 function problemsOf(path: string): string[] {
   try {
     probeDatabaseFile(path);
-    const driver = openBetterSqlite3(path, { readonly: true, fileMustExist: true });
+    // A writable handle kept from writing by query_only, as read-only opens are: a read-only
+    // handle cannot remove the -wal and -shm files it made when it closes.
+    const driver = openBetterSqlite3(path, { fileMustExist: true });
     try {
+      driver.exec("PRAGMA query_only = ON");
       const rows = driver.prepare<Record<string, string>>("PRAGMA quick_check").all();
       const lines = rows.map((row) => String(Object.values(row)[0]));
       return lines.length === 1 && lines[0] === "ok" ? [] : lines;
@@ -55,7 +58,10 @@ function problemsOf(path: string): string[] {
     }
   } catch (error) {
     const damage = ["E_CORRUPT", "E_NOT_A_DATABASE", "E_IO"] as const;
-    if (damage.some((code) => isStateError(error, code))) return [(error as Error).message];
+    if (damage.some((code) => isStateError(error, code))) {
+      const cause = (error as Error).cause;
+      return [cause instanceof Error ? cause.message : (error as Error).message];
+    }
     throw error;
   }
 }

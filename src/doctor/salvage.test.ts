@@ -145,11 +145,40 @@ describe("a damaged agent database", () => {
     });
   }
 
+  it("the global database with a bad header: its rows come back, the registry too", () => {
+    const home = tempDir();
+    const state = openStateHome({ home });
+    for (let i = 0; i < 300; i++) state.kv.set("prefs", `k${i}`, { i });
+    state.agent("main").kv.set("s", "k", 1);
+    const path = state.db.path;
+    state.close();
+    const file = readFileSync(path);
+    randomBytes(100).copy(file, 0);
+    writeFileSync(path, file);
+
+    expect(checkHomeDatabases(home).find((h) => h.path === path)?.status).toBe("damaged");
+    expect(
+      isStateError(
+        errorOf(() => openStateHome({ home, readonly: true })),
+        "E_DAMAGED",
+      ),
+    ).toBe(true);
+    const report = salvageDatabase(path, "global");
+    expect(report.tables.find((t) => t.table === "kv")?.recovered).toBe(300);
+    expect(readFileSync(report.keptAt).equals(file)).toBe(true);
+    const reopened = openStateHome({ home, create: false });
+    expect(reopened.kv.get("prefs", "k299")).toEqual({ i: 299 });
+    expect(reopened.agent("main", { create: false }).kv.get("s", "k")).toBe(1);
+    reopened.close();
+  });
+
   it("a healthy home is reported ok and left without markers", () => {
     const { home, dbPath } = seedHome();
     const health = checkHomeDatabases(home);
     expect(health.map((h) => h.status)).toEqual(["ok", "ok"]);
     expect(existsSync(damageMarkerPath(dbPath))).toBe(false);
+    // The check leaves no -wal or -shm behind (nothing else had the files open).
+    expect(readdirSync(dirname(dbPath))).toEqual(["agent.sqlite"]);
     expect(existsSync(join(home, "state", "state.sqlite.damaged"))).toBe(false);
   });
 });
