@@ -30,6 +30,7 @@ export {
 } from "./db/database.js";
 export type { DriverFactory, SqlDriver, SqlStatement, SqlValue } from "./db/driver.js";
 export { isStateError, STATE_ERROR_CODES, StateError, type StateErrorCode } from "./db/errors.js";
+export type { JournalMode } from "./db/filesystem.js";
 export { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
 export type {
   DoctorProgress,
