@@ -1,5 +1,5 @@
-import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { StateError } from "../db/errors.js";
 import { DIR_MODE, ensurePrivateDir } from "../db/files.js";
@@ -8,6 +8,12 @@ import type { BackupRunStore } from "../stores/global/backup-run-store.js";
 import type { JsonValue } from "../stores/json.js";
 import { captureHome } from "./capture-home.js";
 import { BACKUPS_DIR } from "./home-files.js";
+import {
+  backupWorkPath,
+  type InterruptedRun,
+  partialArchivePath,
+  settleInterruptedBackups,
+} from "./interrupted-runs.js";
 import type { BackupManifest } from "./manifest.js";
 import { placeNewFile, rejectUnknownOptions } from "./options.js";
 import { SnapshotChecker } from "./snapshot-check.js";
@@ -41,6 +47,8 @@ export interface BackupReport {
   /** Every snapshot passed `PRAGMA integrity_check`. */
   ok: boolean;
   manifest: BackupManifest;
+  /** Earlier backup runs found killed before this one started, now marked interrupted. */
+  interrupted: InterruptedRun[];
 }
 
 interface CheckedOptions {
@@ -129,13 +137,17 @@ async function writeBackup(
 
 async function backupHome(home: StateHome, options: CheckedOptions): Promise<BackupReport> {
   const started = performance.now();
+  const interrupted = settleInterruptedBackups(home);
   const createdAt = Date.now();
   const id = randomUUID();
   const archive = outputPath(home, options, createdAt);
   const runs = home.backups;
+  // Recorded before anything is written, so a run killed from here on is found and cleaned by
+  // the next backup: its leftovers are named after the run.
   runs.start(id, createdAt, archive);
-  const work = mkdtempSync(join(dirname(archive), ".agentstate-backup-"));
-  const partial = `${archive}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const work = backupWorkPath(archive, id);
+  mkdirSync(work, { mode: DIR_MODE });
+  const partial = partialArchivePath(archive, id);
   // Without compression a backup waits for its largest snapshot's check, so that check is split
   // over two threads (on a 200 MB database and two cores, 0.31-0.36 s after the snapshot instead of
   // 0.45 s). With gzip, compressing outlasts the whole check on one thread.
@@ -153,6 +165,7 @@ async function backupHome(home: StateHome, options: CheckedOptions): Promise<Bac
       archiveBytes: statSync(archive).size,
       ok: manifest.databases.every((db) => db.integrityCheck === "ok"),
       manifest,
+      interrupted,
     };
   } catch (error) {
     rmSync(partial, { force: true });

@@ -15,6 +15,7 @@ import {
 import { join } from "node:path";
 import { StateError } from "./errors.js";
 import { DIR_MODE, ensurePrivateDir, FILE_MODE } from "./files.js";
+import { currentProcessOwner, type ProcessOwner, processOwnerAlive } from "./process-owner.js";
 
 /**
  * A restore into an existing home is staged in this directory inside the home (so that every move
@@ -40,31 +41,17 @@ function workDir(home: string): string {
   return join(home, RESTORE_WORK_DIR);
 }
 
-/** The start time of a process (clock ticks since boot), so a reused pid is not taken for it. */
-function startTimeOf(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Field 22; the command name (field 2) is parenthesized and may hold spaces.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-function ownerToken(pid: number): string {
-  return `${pid} ${startTimeOf(pid) ?? "?"}`;
+/** `<pid> <start ticks>`, or `<pid> ?` where the start time cannot be read. */
+function ownerToken(owner: ProcessOwner): string {
+  return `${owner.pid} ${owner.started ?? "?"}`;
 }
 
 function ownerAlive(token: string): boolean {
   const [pidText = "", started = "?"] = token.trim().split(" ");
-  const pid = Number(pidText);
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  return started === "?" || startTimeOf(pid) === started;
+  return processOwnerAlive({
+    pid: Number(pidText),
+    started: started === "?" ? null : Number(started),
+  });
 }
 
 function syncDirectory(path: string): void {
@@ -190,7 +177,7 @@ export function settlePendingRestore(home: string): "none" | "finished" | "remov
 export function beginRestoreWork(home: string): string {
   const dir = workDir(home);
   mkdirSync(dir, { mode: DIR_MODE });
-  writeFileSync(join(dir, OWNER_FILE), ownerToken(process.pid), { mode: FILE_MODE });
+  writeFileSync(join(dir, OWNER_FILE), ownerToken(currentProcessOwner()), { mode: FILE_MODE });
   return dir;
 }
 

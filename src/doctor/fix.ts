@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, rmSync, statfsSync, statSync } from "node:fs";
+import type { InterruptedRun } from "../backup/interrupted-runs.js";
 import { StateError } from "../db/errors.js";
 import { openStateHome, type StateHome } from "../home.js";
 import type {
@@ -8,6 +9,7 @@ import type {
 } from "../stores/global/migration-ledger-store.js";
 import type { JsonValue } from "../stores/json.js";
 import { type IndexedSource, importGroups } from "./import-groups.js";
+import { settleInterruptedRunsAt } from "./interrupted-runs.js";
 import { KIND_HANDLERS } from "./kinds/registry.js";
 import { type ImportOutcome, MAX_LISTED_PROBLEMS, type SourceProblem } from "./kinds/types.js";
 import { type MigrationPlan, type PlannedSource, planImport } from "./plan.js";
@@ -48,6 +50,8 @@ export interface DoctorReport {
     records: number;
     quarantined: number;
   };
+  /** Earlier runs found killed (their process gone), now marked interrupted. */
+  interrupted: InterruptedRun[];
 }
 
 export interface DoctorProgress {
@@ -334,6 +338,7 @@ function markNotReached(group: readonly IndexedSource[], reports: SourceReport[]
 export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
   const startedAt = Date.now();
   const plan = planImport(options.home);
+  const interrupted = settleInterruptedRunsAt(plan.home);
   const todo = plan.sources.filter((s) => s.action === "import");
   const reports = plan.sources.map((s) =>
     s.action === "skip"
@@ -354,6 +359,7 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
       finishedAt: Date.now(),
       sources: reports,
       totals: totalsOf(reports),
+      interrupted,
     };
   }
   checkFreeSpace(plan);
@@ -374,10 +380,10 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
         bytesDone: bytesBefore,
         bytesTotal,
       });
-    let interrupted = false;
+    let stopped = false;
     for (const group of importGroups(plan.sources)) {
       if (await stopRequested(options.signal)) {
-        interrupted = true;
+        stopped = true;
         markNotReached(group, reports);
         continue;
       }
@@ -398,7 +404,7 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
     }
     for (const agent of home.listAgents()) home.agent(agent.agentId).db.exec("PRAGMA optimize");
     const totals = totalsOf(reports);
-    const status = interrupted
+    const status = stopped
       ? "interrupted"
       : totals.failed > 0 || totals.warning > 0
         ? "partial"
@@ -422,6 +428,7 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
       finishedAt: Date.now(),
       sources: reports,
       totals,
+      interrupted,
     };
   } finally {
     home.close();

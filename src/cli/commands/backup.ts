@@ -5,6 +5,10 @@ import {
   type BackupReport,
   createBackup,
 } from "../../backup/create-backup.js";
+import {
+  describeInterruptedRuns,
+  settleInterruptedBackups,
+} from "../../backup/interrupted-runs.js";
 import { listBackups } from "../../backup/list-backups.js";
 import { type PruneReport, pruneBackups } from "../../backup/prune-backups.js";
 import { type RestoreReport, restoreBackup } from "../../backup/restore-backup.js";
@@ -18,6 +22,7 @@ import {
   type HomeOptions,
   type JsonOption,
   parseInteger,
+  withHome,
 } from "../common.js";
 import {
   cleanCell,
@@ -182,7 +187,10 @@ function registerCreate(backup: Command): void {
       progress.clear();
     }
     if (options.json) printJson(report);
-    else process.stdout.write(`${renderCreated(report)}\n`);
+    else {
+      const notes = describeInterruptedRuns(report.interrupted).map((note) => `${note}\n`);
+      process.stdout.write(`${notes.join("")}${renderCreated(report)}\n`);
+    }
     const bad = report.manifest.databases.find((db) => db.integrityCheck !== "ok");
     if (bad) {
       throw new StateError(
@@ -255,6 +263,9 @@ function registerList(backup: Command): void {
   addHomeOption(command);
   addJsonOption(command).action((options: ListOptions) => {
     const limit = parseInteger("--limit", options.limit, 1, MAX_RUNS);
+    const notes = describeInterruptedRuns(withHome(options, false, settleInterruptedBackups));
+    // Before the table (or, with --json, on stderr): the list shows them as interrupted already.
+    for (const note of notes) (options.json ? process.stderr : process.stdout).write(`${note}\n`);
     const { rows: runs, more } = fetchPage(limit, MAX_RUNS, (count) =>
       listBackups(resolveHomePath(options.home), { limit: count }),
     );

@@ -1,7 +1,9 @@
 import type { Command } from "commander";
+import { describeInterruptedRuns, type InterruptedRun } from "../../backup/interrupted-runs.js";
 import { StateError } from "../../db/errors.js";
 import { refuseHeldHome } from "../../db/file-holders.js";
 import { type DoctorReport, runDoctorFix } from "../../doctor/fix.js";
+import { settleInterruptedRuns } from "../../doctor/interrupted-runs.js";
 import { type MigrationPlan, planMigration } from "../../doctor/plan.js";
 import { problemsOfRun } from "../../doctor/run-problems.js";
 import { resolveHomePath } from "../../home.js";
@@ -10,7 +12,7 @@ import {
   addJsonOption,
   type HomeOptions,
   type JsonOption,
-  withReadHome,
+  withHome,
 } from "../common.js";
 import { cleanCell, formatBytes, printJson, renderTable, truncateMiddle } from "../output.js";
 import { truncate } from "../render/style.js";
@@ -183,7 +185,10 @@ function sourceTable(sources: readonly FixedSource[], full: boolean): string[] {
 
 export function renderReport(report: DoctorReport, options: RenderOptions): string {
   const { verbose, full } = options;
-  const out = [`doctor --fix: ${report.status}${report.runId ? ` (run ${report.runId})` : ""}`];
+  const out = [
+    ...describeInterruptedRuns(report.interrupted),
+    `doctor --fix: ${report.status}${report.runId ? ` (run ${report.runId})` : ""}`,
+  ];
   if (report.backupPath) out.push(`backup: ${report.backupPath} (verified)`);
   const kinds = kindSummary(report.sources);
   if (kinds.length > 0) {
@@ -234,7 +239,9 @@ export function renderReport(report: DoctorReport, options: RenderOptions): stri
 }
 
 function showHistory(options: DoctorOptions): void {
-  const runs = withReadHome(options, (home) => {
+  let found: InterruptedRun[] = [];
+  const runs = withHome(options, false, (home) => {
+    found = settleInterruptedRuns(home);
     const counts = home.quarantine.countsByRun();
     return home.migrations.listRuns(100).map((run) => ({
       ...run,
@@ -242,11 +249,14 @@ function showHistory(options: DoctorOptions): void {
       quarantined: counts.get(run.id) ?? 0,
     }));
   });
+  const notes = describeInterruptedRuns(found);
   if (options.json) {
+    for (const note of notes) process.stderr.write(`${note}\n`);
     printJson(runs);
     return;
   }
   const out = [
+    ...notes,
     renderTable(runs, [
       { header: "RUN", value: (r) => r.id },
       { header: "STARTED", value: (r) => new Date(r.startedAt).toISOString() },

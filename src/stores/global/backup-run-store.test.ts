@@ -31,6 +31,7 @@ describe("BackupRunStore", () => {
       archivePath: "/b/one.tar.gz",
       status: "running",
       manifest: {},
+      owner: { pid: process.pid, started: expect.any(Number) },
     });
     expect(runs.finish("r1", "succeeded", { databases: [] })).toBe(true);
     expect(runs.finish("r1", "failed", { error: "late" })).toBe(false);

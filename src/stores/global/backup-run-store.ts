@@ -2,10 +2,11 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import { currentProcessOwner, type ProcessOwner } from "../../db/process-owner.js";
 import type { JsonValue } from "../json.js";
 
-export type BackupRunStatus = "running" | "succeeded" | "failed";
-const STATUSES: readonly BackupRunStatus[] = ["running", "succeeded", "failed"];
+export type BackupRunStatus = "running" | "succeeded" | "failed" | "interrupted";
+const STATUSES: readonly BackupRunStatus[] = ["running", "succeeded", "failed", "interrupted"];
 const MAX_LIST_LIMIT = 10_000;
 
 interface BackupRunRow {
@@ -14,6 +15,8 @@ interface BackupRunRow {
   archive_path: string;
   status: string;
   manifest_json: string;
+  owner_pid: number | null;
+  owner_started: number | null;
 }
 
 export const BACKUP_RUN_COLUMNS = columnsOf<BackupRunRow>()(
@@ -22,6 +25,8 @@ export const BACKUP_RUN_COLUMNS = columnsOf<BackupRunRow>()(
   "archive_path",
   "status",
   "manifest_json",
+  "owner_pid",
+  "owner_started",
 );
 
 export interface BackupRun {
@@ -29,8 +34,13 @@ export interface BackupRun {
   createdAt: number;
   archivePath: string;
   status: BackupRunStatus;
-  /** The archive's manifest once the run succeeded; `{ error }` when it failed; `{}` while running. */
+  /**
+   * The archive's manifest once the run succeeded; `{ error }` when it failed; `{ interrupted }`
+   * when its process died; `{}` while running.
+   */
   manifest: { [key: string]: JsonValue };
+  /** The process that ran it; null for runs recorded before owners were. */
+  owner: ProcessOwner | null;
 }
 
 function fromRow(row: BackupRunRow): BackupRun {
@@ -45,6 +55,7 @@ function fromRow(row: BackupRunRow): BackupRun {
     archivePath: row.archive_path,
     status: row.status as BackupRunStatus,
     manifest: JSON.parse(row.manifest_json) as BackupRun["manifest"],
+    owner: row.owner_pid === null ? null : { pid: row.owner_pid, started: row.owner_started },
   };
 }
 
@@ -55,10 +66,12 @@ export class BackupRunStore {
   private readonly selectOne: SqlStatement<BackupRunRow>;
   private readonly selectRecent: SqlStatement<BackupRunRow>;
   private readonly selectAll: SqlStatement<BackupRunRow>;
+  private readonly selectRunning: SqlStatement<BackupRunRow>;
 
   constructor(db: Database) {
     this.insert = db.prepare(
-      "INSERT INTO backup_runs (id, created_at, archive_path, status) VALUES (?, ?, ?, 'running')",
+      `INSERT INTO backup_runs (id, created_at, archive_path, status, owner_pid, owner_started)
+       VALUES (?, ?, ?, 'running', ?, ?)`,
     );
     this.update = db.prepare(
       "UPDATE backup_runs SET status = ?, manifest_json = ? WHERE id = ? AND status = 'running'",
@@ -68,14 +81,23 @@ export class BackupRunStore {
       "SELECT * FROM backup_runs ORDER BY created_at DESC, id DESC LIMIT ?",
     );
     this.selectAll = db.prepare("SELECT * FROM backup_runs ORDER BY created_at DESC, id DESC");
+    this.selectRunning = db.prepare(
+      "SELECT * FROM backup_runs WHERE status = 'running' ORDER BY created_at, id",
+    );
   }
 
-  start(id: string, createdAt: number, archivePath: string): void {
-    this.insert.run(id, createdAt, archivePath);
+  /** Records a new run owned by `owner`, by default this process: the one that will end it. */
+  start(
+    id: string,
+    createdAt: number,
+    archivePath: string,
+    owner: ProcessOwner = currentProcessOwner(),
+  ): void {
+    this.insert.run(id, createdAt, archivePath, owner.pid, owner.started);
   }
 
   /** Ends a running run; returns false when there is no such running run (already ended). */
-  finish(id: string, status: "succeeded" | "failed", manifest: JsonValue): boolean {
+  finish(id: string, status: Exclude<BackupRunStatus, "running">, manifest: JsonValue): boolean {
     return this.update.run(status, JSON.stringify(manifest), id).changes === 1;
   }
 
@@ -90,6 +112,11 @@ export class BackupRunStore {
       throw new TypeError(`Expected a limit from 1 to ${MAX_LIST_LIMIT}, got ${limit}`);
     }
     return this.selectRecent.all(limit).map(fromRow);
+  }
+
+  /** The runs not ended yet, oldest first: in progress, or left by a process that died. */
+  running(): BackupRun[] {
+    return this.selectRunning.all().map(fromRow);
   }
 
   /** Every run, the most recent first. */

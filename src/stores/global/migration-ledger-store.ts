@@ -2,6 +2,7 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import { currentProcessOwner, type ProcessOwner } from "../../db/process-owner.js";
 import { type JsonValue, toJson } from "../json.js";
 
 export type MigrationRunStatus = "running" | "succeeded" | "partial" | "failed" | "interrupted";
@@ -14,6 +15,8 @@ interface MigrationRunRow {
   finished_at: number | null;
   status: MigrationRunStatus;
   report_json: string;
+  owner_pid: number | null;
+  owner_started: number | null;
 }
 
 interface MigrationSourceRow {
@@ -37,6 +40,8 @@ export const MIGRATION_RUN_COLUMNS = columnsOf<MigrationRunRow>()(
   "finished_at",
   "status",
   "report_json",
+  "owner_pid",
+  "owner_started",
 );
 export const MIGRATION_SOURCE_COLUMNS = columnsOf<MigrationSourceRow>()(
   "source_key",
@@ -59,6 +64,8 @@ export interface MigrationRun {
   finishedAt: number | null;
   status: MigrationRunStatus;
   report: JsonObject;
+  /** The process that ran it; null for runs recorded before owners were. */
+  owner: ProcessOwner | null;
 }
 
 export interface MigrationSource {
@@ -83,6 +90,7 @@ function runFromRow(row: MigrationRunRow): MigrationRun {
     finishedAt: row.finished_at,
     status: row.status,
     report: JSON.parse(row.report_json) as JsonObject,
+    owner: row.owner_pid === null ? null : { pid: row.owner_pid, started: row.owner_started },
   };
 }
 
@@ -109,6 +117,7 @@ export class MigrationLedgerStore {
   private readonly updateRun: SqlStatement;
   private readonly selectRun: SqlStatement<MigrationRunRow>;
   private readonly selectRuns: SqlStatement<MigrationRunRow>;
+  private readonly selectRunning: SqlStatement<MigrationRunRow>;
   private readonly upsertSource: SqlStatement;
   private readonly selectSource: SqlStatement<MigrationSourceRow>;
   private readonly selectRunSources: SqlStatement<MigrationSourceRow>;
@@ -117,7 +126,8 @@ export class MigrationLedgerStore {
 
   constructor(db: Database) {
     this.insertRun = db.prepare(
-      "INSERT INTO migration_runs (id, started_at, status, report_json) VALUES (?, ?, 'running', ?)",
+      `INSERT INTO migration_runs (id, started_at, status, report_json, owner_pid, owner_started)
+       VALUES (?, ?, 'running', ?, ?, ?)`,
     );
     this.updateRun = db.prepare(
       "UPDATE migration_runs SET finished_at = ?, status = ?, report_json = ? WHERE id = ?",
@@ -125,6 +135,9 @@ export class MigrationLedgerStore {
     this.selectRun = db.prepare("SELECT * FROM migration_runs WHERE id = ?");
     this.selectRuns = db.prepare(
       "SELECT * FROM migration_runs ORDER BY started_at DESC, id DESC LIMIT ?",
+    );
+    this.selectRunning = db.prepare(
+      "SELECT * FROM migration_runs WHERE status = 'running' ORDER BY started_at, id",
     );
     this.upsertSource = db.prepare(
       `INSERT INTO migration_sources (source_key, migration_kind, source_path, target_table, source_sha256,
@@ -146,8 +159,16 @@ export class MigrationLedgerStore {
     );
   }
 
+  /** Records a new run owned by this process, which is the one to end it. */
   startRun(id: string, report: JsonObject = {}): MigrationRun {
-    this.insertRun.run(id, Date.now(), toJson(report, "migration report"));
+    const owner = currentProcessOwner();
+    this.insertRun.run(
+      id,
+      Date.now(),
+      toJson(report, "migration report"),
+      owner.pid,
+      owner.started,
+    );
     return this.getRun(id);
   }
 
@@ -169,6 +190,11 @@ export class MigrationLedgerStore {
 
   listRuns(limit = 50): MigrationRun[] {
     return this.selectRuns.all(limit).map(runFromRow);
+  }
+
+  /** The runs not ended yet, oldest first: in progress, or left by a process that died. */
+  runningRuns(): MigrationRun[] {
+    return this.selectRunning.all().map(runFromRow);
   }
 
   findSource(sourceKey: string): MigrationSource | undefined {
