@@ -115,13 +115,34 @@ export async function body<T>(c: Context, schema: ZodType<T>): Promise<T> {
       "the request body must be application/json",
     );
   }
+  return check("body field", schema, parseJson(decodeUtf8(await c.req.arrayBuffer())));
+}
+
+// Fatal: bytes that are not UTF-8 would otherwise be stored as U+FFFD, changed without a word.
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+function decodeUtf8(bytes: ArrayBuffer): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw badRequest("the request body is not valid UTF-8");
+  }
+}
+
+/** JSON whose every number is finite: `1e400` parses to Infinity, which would be stored as null. */
+function parseJson(text: string): unknown {
   let value: unknown;
   try {
-    value = JSON.parse(await c.req.text());
-  } catch {
+    value = JSON.parse(text, (key, item: unknown) => {
+      if (typeof item === "number" && !Number.isFinite(item))
+        throw badRequest(`invalid body field ${clip(key)}: a number too large to store`);
+      return item;
+    });
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
     throw badRequest("the request body is not valid JSON");
   }
-  return check("body field", schema, value);
+  return value;
 }
 
 export { z };

@@ -106,7 +106,7 @@ function rows(home: string): Record<string, unknown> {
 }
 
 function legacyHome(): string {
-  const home = tempDir("agentstate-killed-");
+  const home = tempDir();
   generateLegacyHome(home, {
     agents: 2,
     sessions: 20,
@@ -166,7 +166,7 @@ describe("a backup killed with SIGKILL", () => {
 describe("doctor --fix killed with SIGKILL", () => {
   it("during its backup: the next doctor --fix marks both runs' leftovers and finishes", async () => {
     const pristine = legacyHome();
-    const clean = tempDir("agentstate-killed-clean-");
+    const clean = tempDir();
     cpSync(pristine, clean, { recursive: true });
     expect(cli(["doctor", "--fix", "--home", clean]).status).toBe(0);
 
@@ -209,7 +209,7 @@ describe(`kills at ${TRIALS} random points`, () => {
 
   it("of doctor --fix: each next command leaves nothing running, no debris, and the rows of a clean import", async () => {
     const pristine = legacyHome();
-    const clean = tempDir("agentstate-killed-clean-");
+    const clean = tempDir();
     cpSync(pristine, clean, { recursive: true });
     const began = Date.now();
     expect(cli(["doctor", "--fix", "--home", clean]).status).toBe(0);

@@ -1,6 +1,9 @@
 import { Hono } from "hono";
 import { StateError } from "../../db/errors.js";
-import type { SessionEntryData } from "../../stores/agent/session-store.js";
+import {
+  type SessionEntryData,
+  STORE_OWNED_ENTRY_FIELDS,
+} from "../../stores/agent/session-store.js";
 import type { ServerDeps } from "../deps.js";
 import { summarizeEntry } from "../session-summary.js";
 import { agentId, body, integer, params, query, sessionKey, text, time, z } from "../validation.js";
@@ -14,7 +17,17 @@ const listQuery = z.strictObject({
   cursor: z.string().max(2048).optional(),
 });
 const patchBody = z.strictObject({
-  fields: z.record(z.string().min(1).max(256), z.json()),
+  fields: z.record(
+    z
+      .string()
+      .min(1)
+      .max(256)
+      .refine((name) => !STORE_OWNED_ENTRY_FIELDS.includes(name), {
+        error: (issue) =>
+          `${String(issue.input)} is kept by agentstate (start, reset, compact or a run), not patched`,
+      }),
+    z.json(),
+  ),
   expectedVersion: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 

@@ -16,6 +16,20 @@ const PATCH_OPTION_KEYS = new Set(["expectedVersion", "maxAttempts"]);
 // different JS keys could name one row.
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+/**
+ * Entry fields that agentstate itself keeps in step with other rows: `sessionId` (the active
+ * session, set by start/reset/compact), `compactionCount` (by compact), `turnCount`, `lastRunId`
+ * and `lastRunStatus` (by a worker's finished turn). A client that wrote `sessionId` would orphan
+ * the active session, and the next `ensure()` would start a second one.
+ */
+export const STORE_OWNED_ENTRY_FIELDS: readonly string[] = Object.freeze([
+  "sessionId",
+  "compactionCount",
+  "turnCount",
+  "lastRunId",
+  "lastRunStatus",
+]);
+
 /** A session entry: a JSON object whose legacy fields (sessionId, updatedAt, origin …) are kept verbatim. */
 export type SessionEntryData = { [key: string]: JsonValue };
 
