@@ -140,6 +140,25 @@ export function classifyLegacyPath(
   return null;
 }
 
+/** Folders that hold legacy sources, and the kind of source each would hold. */
+function sourceFolderKind(relPath: string): LegacySourceKind | null {
+  const parts = relPath.split("/");
+  const top = parts[0] as string;
+  if (top === "agents" && (parts.length === 2 || (parts.length === 3 && parts[2] === "sessions")))
+    return "transcript";
+  if (parts.length === 1 && top === "sessions") return "transcript";
+  if (top === "cron" && parts.length <= 2) return parts.length === 1 ? "cron-jobs" : "cron-runs";
+  if (parts.length === 1 && top === "subagents") return "subagent-runs";
+  if (DELIVERY_QUEUE_DIRS[top] && parts.length <= 2) return "delivery-queue";
+  return null;
+}
+
+function agentOf(relPath: string): string | null {
+  const parts = relPath.split("/");
+  if (parts[0] === "agents") return parts[1] ?? null;
+  return parts[0] === "sessions" ? "main" : null;
+}
+
 const SKIPPED_TOP_DIRS = new Set([
   "state",
   "backups",
@@ -171,6 +190,19 @@ export function discoverLegacySources(home: string): LegacySource[] {
       const stat = lstatSync(full);
       if (stat.isDirectory()) {
         if (depth < MAX_DEPTH) walk(full, depth + 1);
+        continue;
+      }
+      const folderKind = stat.isSymbolicLink() ? sourceFolderKind(rel) : null;
+      if (folderKind !== null) {
+        // A linked folder would be skipped in silence: its sources are never read, so say so.
+        found.push({
+          kind: folderKind,
+          path: rel,
+          agentId: agentOf(rel),
+          bytes: 0,
+          mtimeMs: Math.trunc(stat.mtimeMs),
+          refused: "is a symbolic link to a folder of legacy state; links are never followed",
+        });
         continue;
       }
       const hit = classifyLegacyPath(rel);

@@ -29,6 +29,8 @@ export interface SourceReport {
   sha256: string | null;
   error: string | null;
   problems: SourceProblem[];
+  /** Warnings that lose nothing: the source still completes (a header naming another id, …). */
+  notes: string[];
   /** Lines of this source kept in `migration_quarantine` by this run (`--quarantine`). */
   quarantined: number;
   removed: boolean;
@@ -115,6 +117,7 @@ function reportOf(
     sha256: source.sha256,
     error: source.reason,
     problems: source.problems,
+    notes: [],
     quarantined: 0,
     removed: false,
     ...extra,
@@ -144,6 +147,7 @@ function importSource(home: StateHome, source: PlannedSource, plan: MigrationPla
     alreadyPresent: outcome.alreadyPresent,
     // Every problem, for the quarantine; the report keeps the first ones (see `capProblems`).
     problems: outcome.problems,
+    notes: outcome.notes ?? [],
     error,
   });
 }
@@ -285,6 +289,7 @@ function record(
       alreadyPresent: report.alreadyPresent,
       error: report.error,
       problems: report.problems,
+      notes: report.notes,
       quarantined: report.quarantined,
     } as {
       [key: string]: JsonValue;

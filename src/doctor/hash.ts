@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
+import { openLegacyFile } from "./legacy-file.js";
 
 /** SHA-256 of a file, read in 64 KiB chunks. */
 export function sha256File(path: string): string {
   const hash = createHash("sha256");
-  const fd = openSync(path, "r");
+  const fd = openLegacyFile(path);
   const chunk = Buffer.allocUnsafe(64 * 1024);
   try {
     for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) {

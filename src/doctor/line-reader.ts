@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
+import { MAX_JSON_DEPTH, nestedDeeperThan, openLegacyFile } from "./legacy-file.js";
 
 /** A line longer than this is reported as a problem instead of being held in memory. */
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;
@@ -34,7 +35,7 @@ export function* readLines(
   maxLineBytes = MAX_LINE_BYTES,
   onBytes?: (bytes: Buffer) => void,
 ): Generator<SourceLine> {
-  const fd = openSync(path, "r");
+  const fd = openLegacyFile(path);
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   let parts: Buffer[] = [];
   let partBytes = 0;
@@ -99,6 +100,10 @@ export function* readJsonLines(path: string): Generator<JsonLine> {
       value = JSON.parse(read.text);
     } catch (error) {
       yield { line: read.line, error: `invalid JSON (${(error as Error).message})` };
+      continue;
+    }
+    if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+      yield { line: read.line, error: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
       continue;
     }
     yield { line: read.line, value };

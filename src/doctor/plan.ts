@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { openDatabase } from "../db/database.js";
 import { StateError } from "../db/errors.js";
 import { GLOBAL_DB_RELATIVE_PATH, resolveHomePath } from "../home.js";
+import { validateAgentId } from "../ids.js";
+import { checkSessionId } from "../stores/agent/ids.js";
 import { MigrationLedgerStore } from "../stores/global/migration-ledger-store.js";
 import { discoverLegacySources, LEGACY_SOURCE_KINDS, type LegacySource } from "./discover.js";
 import { sha256File, sourceKeyOf } from "./hash.js";
@@ -69,6 +71,29 @@ function sortKey(source: LegacySource): string {
   return `${source.agentId ?? ""}\0${order}\0${String(archivedAt).padStart(15, "0")}\0${source.path}`;
 }
 
+/**
+ * Why the ids a source would be imported under cannot be used, checked by the same functions the
+ * import's stores apply, so that the plan never promises an import that then fails.
+ */
+function idProblem(source: LegacySource): string | null {
+  const name = source.path.split("/").at(-1) ?? "";
+  try {
+    if (source.agentId !== null) validateAgentId(source.agentId);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return `agent folder ${JSON.stringify(source.agentId)} is not a valid agent id: ${why}`;
+  }
+  if (source.kind !== "transcript" && source.kind !== "transcript-archive") return null;
+  const sessionId = parseTranscriptFileName(name)?.sessionId;
+  try {
+    checkSessionId(sessionId);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return `file name ${JSON.stringify(name)} does not give a valid session id: ${why}`;
+  }
+  return null;
+}
+
 function leave(source: PlannedSource, reason: string): PlannedSource {
   return { ...source, action: "leave", reason };
 }
@@ -95,6 +120,8 @@ function planOne(
     reason: null,
   };
   if (source.refused) return { ...base, action: "refuse", reason: source.refused };
+  const invalid = targetTable === null ? null : idProblem(source);
+  if (invalid !== null) return { ...base, action: "refuse", reason: invalid };
   const handler = KIND_HANDLERS[source.kind];
   if (targetTable === null) return leave(base, LEGACY_SOURCE_KINDS[source.kind].label);
   if (!handler) return leave(base, "no importer for this kind in this release; left in place");
@@ -130,7 +157,8 @@ function planOne(
     return purpose === "report" ? countWhatIsLeft(planned, earlier) : planned;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return { ...base, action: "refuse", reason: `cannot read: ${message}` };
+    const code = error instanceof StateError ? ` (${error.code})` : "";
+    return { ...base, action: "refuse", reason: `cannot read${code}: ${message}` };
   }
 }
 

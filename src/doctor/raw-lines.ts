@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
+import { openLegacyFile } from "./legacy-file.js";
 
 const CHUNK_BYTES = 64 * 1024;
 
@@ -19,7 +20,7 @@ export function readRawLines(path: string, wanted: ReadonlySet<number>): RawLine
   const hash = createHash("sha256");
   const lines = new Map<number, Buffer>();
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  const fd = openSync(path, "r");
+  const fd = openLegacyFile(path);
   let line = 1;
   let parts: Buffer[] = [];
   try {

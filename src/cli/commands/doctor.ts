@@ -212,6 +212,10 @@ export function renderReport(report: DoctorReport, options: RenderOptions): stri
   const listed = verbose ? report.sources.filter((s) => s.status !== "left") : troubled;
   if (listed.length > 0) out.push(...sourceTable(listed, full));
   else if (!verbose && report.sources.length > 0) out.push("", "every file: --verbose");
+  const notes = report.sources.flatMap((s) =>
+    s.notes.map((note) => pathLine(s.path, `: ${cleanCell(note)}`, full, "rest")),
+  );
+  if (notes.length > 0) out.push("", "Notes:", ...notes);
   const problems = problemLines(report.sources, full);
   if (problems.length > 0) {
     const quarantined = report.sources.some((s) => s.quarantined > 0);
@@ -340,7 +344,13 @@ async function fix(options: DoctorOptions): Promise<void> {
   const signal = stop.received();
   if (report.status === "interrupted" && signal !== null)
     process.exitCode = SIGNAL_EXIT_CODES[signal];
-  else if (report.status === "partial" || report.status === "failed") process.exitCode = 1;
+  // A refused source stays where it is, so a later run that has nothing left to import fails too.
+  else if (
+    report.status === "partial" ||
+    report.status === "failed" ||
+    report.sources.some((source) => source.status === "refused")
+  )
+    process.exitCode = 1;
 }
 
 function checkCombination(options: DoctorOptions): void {

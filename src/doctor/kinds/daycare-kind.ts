@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import { isStateError } from "../../db/errors.js";
 import type { AgentState } from "../../home.js";
 import type { JsonValue } from "../../stores/json.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { isRecord } from "../../transcript/record.js";
 import type { LegacySource } from "../discover.js";
+import { parseLegacyJson, readLegacyText } from "../legacy-file.js";
 import {
   type DaycareSession,
   daycareSessionId,
@@ -133,7 +133,7 @@ function ensureActiveSession(agent: AgentState, last: DaycareSession | null, at:
 }
 
 function readJsonObject(absPath: string): Record<string, JsonValue> {
-  const value: unknown = JSON.parse(readFileSync(absPath, "utf8").replace(/^\uFEFF/, ""));
+  const value: unknown = parseLegacyJson(absPath, readLegacyText(absPath));
   if (!isRecord(value)) throw new Error("not a JSON object");
   return value as Record<string, JsonValue>;
 }

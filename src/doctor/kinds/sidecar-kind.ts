@@ -1,22 +1,15 @@
-import { readFileSync } from "node:fs";
-import { lazyRequire } from "../../lazy-require.js";
 import type { JsonValue } from "../../stores/json.js";
 import type { LegacySource } from "../discover.js";
+import { parseLegacyJson, readLegacyText } from "../legacy-file.js";
 import type { ImportContext, ImportOutcome, KindHandler, SourceScan } from "./types.js";
-
-const json5 = lazyRequire<typeof import("json5")>("json5");
 
 /** Small gateway state files without a typed table yet: kept whole in global kv. */
 export const SIDECAR_KV_SCOPE = "legacy-sidecar";
 
 function read(absPath: string): JsonValue | undefined {
-  const text = readFileSync(absPath, "utf8").replace(/^\uFEFF/, "");
+  const text = readLegacyText(absPath);
   if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch {
-    return json5().parse(text) as JsonValue;
-  }
+  return parseLegacyJson(absPath, text) as JsonValue;
 }
 
 function scan(absPath: string, _source: LegacySource): SourceScan {

@@ -32,6 +32,17 @@ function sessionIdOf(source: LegacySource): string {
 }
 
 /**
+ * The session is named by its file; a header that names another id is said, not silently
+ * overruled. Only said: gateways write such archives themselves (a reset archive whose header
+ * names the session that replaced it), and every record still imports, so the source completes.
+ */
+function headerMismatch(item: TranscriptItem, sessionId: string): string | null {
+  if (item.kind !== "event" || item.event.type !== "session" || item.event.id === sessionId)
+    return null;
+  return `warning: the header (line ${item.line}) names session ${JSON.stringify(item.event.id)}, the file name ${JSON.stringify(sessionId)}; it is imported as ${JSON.stringify(sessionId)}`;
+}
+
+/**
  * Counts the records and finds the broken lines. Repeated ids are noted, not judged: identical
  * copies merge at import and a different record under a taken id is refused there, by line.
  * Only ids are kept in memory, so scanning a large file stays small.
@@ -42,7 +53,11 @@ function scan(absPath: string, source: LegacySource): SourceScan {
   const firstLine = new Map<string, number>();
   const repeated: string[] = [];
   let records = 0;
-  for (const item of readTranscript(absPath, sessionIdOf(source))) {
+  let header: string | null = null;
+  const sessionId = sessionIdOf(source);
+  for (const item of readTranscript(absPath, sessionId)) {
+    const mismatch = headerMismatch(item, sessionId);
+    if (mismatch) header = mismatch;
     if (item.kind === "problem") {
       problems.push(problem(item.line, item.reason));
       continue;
@@ -55,6 +70,7 @@ function scan(absPath: string, source: LegacySource): SourceScan {
     records++;
   }
   const notes = [...unknown].map((type) => `unknown record type "${type}" (kept verbatim)`);
+  if (header !== null) notes.unshift(header);
   notes.push(
     ...repeated.map((r) => `repeated ${r} (identical copies merge; a different record is refused)`),
   );
@@ -152,10 +168,12 @@ function importTranscript(context: ImportContext): ImportOutcome {
   const name = source.path.split("/").at(-1) ?? "";
   const file = parseTranscriptFileName(name);
   if (!file) throw new Error(`not a transcript file name: ${source.path}`);
-  const outcome: ImportOutcome = { records: 0, alreadyPresent: 0, problems: [] };
+  const outcome: ImportOutcome = { records: 0, alreadyPresent: 0, problems: [], notes: [] };
   const times: LogTimes = { first: null, last: null };
   let batch: TranscriptItem[] = [];
   for (const item of readTranscript(source.absPath, file.sessionId)) {
+    const mismatch = headerMismatch(item, file.sessionId);
+    if (mismatch) outcome.notes?.push(mismatch);
     if (item.kind === "problem") outcome.problems.push(problem(item.line, item.reason));
     else {
       batch.push(item);

@@ -23,6 +23,8 @@ export interface ImportOutcome {
   /** Of those, how many were already present (a rerun, or an archive identical to its live file). */
   alreadyPresent: number;
   problems: SourceProblem[];
+  /** Warnings that lose nothing (the source still completes and is removed), for the report. */
+  notes?: string[];
 }
 
 export interface ImportContext {

@@ -1,10 +1,7 @@
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { lazyRequire } from "../../lazy-require.js";
 import { isRecord } from "../../transcript/record.js";
+import { parseLegacyJson, readLegacyText } from "../legacy-file.js";
 import { readJsonLines } from "../line-reader.js";
-
-const json5 = lazyRequire<typeof import("json5")>("json5");
 
 /**
  * Readers for the legacy cron and subagent files (`cron/jobs.json`, `cron/jobs-state.json`,
@@ -30,13 +27,9 @@ export interface KeyedRecords<T> {
 
 /** Parses a whole JSON file, falling back to JSON5 (comments, trailing commas) as the gateway did. */
 export function readJsonDocument(absPath: string): unknown {
-  const text = readFileSync(absPath, "utf8").replace(/^\uFEFF/, "");
+  const text = readLegacyText(absPath);
   if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return json5().parse(text);
-  }
+  return parseLegacyJson(absPath, text);
 }
 
 function stringId(value: unknown): string | null {

@@ -1,9 +1,6 @@
-import { readFileSync } from "node:fs";
-import { lazyRequire } from "../../lazy-require.js";
 import type { JsonValue } from "../../stores/json.js";
 import { isRecord } from "../../transcript/record.js";
-
-const json5 = lazyRequire<typeof import("json5")>("json5");
+import { parseLegacyJson, readLegacyText, repeatedJsonKeys } from "../legacy-file.js";
 
 export interface IndexEntry {
   /** Canonical key, `agent:<agentId>:…`. */
@@ -40,17 +37,20 @@ export function canonicalSessionKey(key: string, agentId: string): string {
   return `agent:${agentId.toLowerCase()}:${lower}`;
 }
 
-function parseDocument(text: string): unknown {
+/** Keys written twice in the index: JSON keeps the last copy, so the others would vanish unsaid. */
+function repeatedKeyProblems(text: string): IndexProblem[] {
+  let repeated: Map<string, number>;
   try {
-    return JSON.parse(text);
-  } catch (error) {
-    try {
-      // Hand-edited indexes (comments, trailing commas) were accepted by the old runtime.
-      return json5().parse(text);
-    } catch {
-      throw error;
-    }
+    JSON.parse(text);
+    repeated = repeatedJsonKeys(text);
+  } catch {
+    // Hand-edited JSON5 (comments, trailing commas): parsed by JSON5, which keeps the last too.
+    return [];
   }
+  return [...repeated].map(([key, times]) => ({
+    key,
+    reason: `key given ${times} times in the file; only the last copy is imported`,
+  }));
 }
 
 function entriesOf(doc: Record<string, unknown>): {
@@ -95,9 +95,10 @@ function preferred(a: IndexEntry, b: IndexEntry): IndexEntry {
 
 /** Reads and canonicalizes a legacy session index (`sessions.json`). Throws only if unreadable. */
 export function readSessionIndex(path: string, agentId: string): SessionIndexRead {
-  const text = readFileSync(path, "utf8").replace(/^\uFEFF/, "");
+  const text = readLegacyText(path);
   if (text.trim() === "") return { entries: [], problems: [], format: "empty", recordCount: 0 };
-  const doc = parseDocument(text);
+  // Hand-edited indexes (comments, trailing commas) were accepted by the old runtime.
+  const doc = parseLegacyJson(path, text);
   if (!isRecord(doc)) {
     throw new Error(
       `the index is ${Array.isArray(doc) ? "an array" : typeof doc}, not an object of sessions`,
@@ -105,7 +106,7 @@ export function readSessionIndex(path: string, agentId: string): SessionIndexRea
   }
   const { map, format } = entriesOf(doc);
   const merged = new Map<string, IndexEntry>();
-  const problems: IndexProblem[] = [];
+  const problems: IndexProblem[] = repeatedKeyProblems(text);
   for (const [originalKey, value] of Object.entries(map)) {
     const read = toEntry(originalKey, value, agentId);
     if ("reason" in read) {

@@ -26,7 +26,19 @@ function checkId(kind: string, value: unknown, where: string): string {
   return value;
 }
 
+// A session id names an exported file (`<id>.jsonl`): "." and ".." would name a directory.
+const DOT_NAMES = new Set([".", ".."]);
+
 export function checkSessionId(sessionId: unknown): string {
+  if (typeof sessionId === "string" && DOT_NAMES.has(sessionId)) {
+    throw new StateError(
+      "E_INVALID_ID",
+      `session id ${JSON.stringify(sessionId)} names a directory`,
+      {
+        details: { sessionId },
+      },
+    );
+  }
   return checkId("session id", sessionId, "");
 }
 
