@@ -152,6 +152,16 @@ function importSource(home: StateHome, source: PlannedSource, plan: MigrationPla
   });
 }
 
+/**
+ * SQLite puts the temp files of a large import (statement journals, sorts) in /var/tmp, outside
+ * the home and its permissions and disk. In memory they stay inside the process; each is bounded
+ * by one statement's changes. Set outside any transaction (SQLite refuses it inside one), again
+ * for each group because the agent pool may have reopened the connection.
+ */
+function keepTempFilesInMemory(db: { exec(sql: string): void }): void {
+  db.exec("PRAGMA temp_store = MEMORY");
+}
+
 /** Thrown inside a group's transaction to undo it when one of its sources failed. */
 class GroupFailed extends Error {}
 
@@ -178,6 +188,8 @@ function importGroup(
     });
   };
   const agentId = group[0]?.source.agentId;
+  for (const { source } of group)
+    if (source.agentId) keepTempFilesInMemory(home.agent(source.agentId).db);
   if (group.length === 1 || !agentId) return importEach(false);
   try {
     return home.agent(agentId).db.tx(() => importEach(true));
@@ -369,6 +381,7 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
   }
   checkFreeSpace(plan);
   const home = openStateHome({ home: plan.home });
+  keepTempFilesInMemory(home.db);
   try {
     const ledger = home.migrations;
     const runId = newRunId();
