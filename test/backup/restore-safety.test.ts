@@ -24,6 +24,8 @@ function holdHome(home: string, marker: string): Promise<ChildProcess> {
     const home = openStateHome({ home: ${JSON.stringify(home)} });
     home.kv.set("test", "marker", ${JSON.stringify(marker)});
     home.agent("main").kv.set("test", "marker", ${JSON.stringify(marker)});
+    // Held by a live reference: an unreachable handle would be collected, closing the database.
+    globalThis.heldHome = home;
     process.stdout.write("ready\\n");
     setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
@@ -136,7 +138,8 @@ describe("backup restore over a home in use", () => {
     try {
       const before = readdirSync(old).sort();
       const result = cli(["backup", "restore", archive, "--home", old, "--force"]);
-      expect(result.status).toBe(5);
+      expect(result.status, `${result.stdout}${result.stderr}`).toBe(5);
+      expect(holder.exitCode).toBe(null);
       expect(result.stderr).toContain(`pid ${holder.pid}`);
       expect(result.stderr).toMatch(/is open in another process.*stop it/);
       expect(readdirSync(old).sort()).toEqual(before);
