@@ -6,7 +6,8 @@ import { SessionsApi } from "./api/sessions-api.js";
 import { TranscriptsApi } from "./api/transcripts-api.js";
 import { columnsOf } from "./db/columns.js";
 import { type Database, openDatabase } from "./db/database.js";
-import type { SqlStatement } from "./db/driver.js";
+import type { DriverName, SqlStatement } from "./db/driver.js";
+import { chooseDriver } from "./db/driver-choice.js";
 import { StateError } from "./db/errors.js";
 import type { JournalMode } from "./db/filesystem.js";
 import { settlePendingRestore } from "./db/pending-restore.js";
@@ -93,6 +94,12 @@ export interface OpenStateHomeOptions {
   readonly?: boolean;
   /** `wal` (default) or `rollback`; see `openDatabase`. Applies to the agent databases too. */
   journalMode?: JournalMode;
+  /**
+   * The SQLite engine for every database of the home: `"node"` (node:sqlite) or
+   * `"better-sqlite3"`. Default: `$AGENTSTATE_SQLITE_DRIVER`, else node:sqlite where it is
+   * complete (Node 24), else better-sqlite3.
+   */
+  driver?: DriverName;
 }
 
 export interface AgentOpenOptions {
@@ -100,7 +107,7 @@ export interface AgentOpenOptions {
   create?: boolean;
 }
 
-const HOME_OPTION_KEYS = new Set(["home", "create", "readonly", "journalMode"]);
+const HOME_OPTION_KEYS = new Set(["home", "create", "readonly", "journalMode", "driver"]);
 const AGENT_OPTION_KEYS = new Set(["create"]);
 
 function rejectUnknown(options: object, allowed: Set<string>, where: string): void {
@@ -128,12 +135,12 @@ export class StateHome extends GlobalStores {
   private readonly insertAgent: SqlStatement;
   private readonly upsertAgentDatabase: SqlStatement;
   private readonly selectAgents: SqlStatement<AgentRegistryRow & AgentDatabaseRow>;
-  private readonly openOptions: Pick<OpenStateHomeOptions, "readonly" | "journalMode">;
+  private readonly openOptions: Pick<OpenStateHomeOptions, "readonly" | "journalMode" | "driver">;
 
   constructor(
     path: string,
     db: Database,
-    options: Pick<OpenStateHomeOptions, "readonly" | "journalMode"> = {},
+    options: Pick<OpenStateHomeOptions, "readonly" | "journalMode" | "driver"> = {},
   ) {
     super(db);
     this.path = path;
@@ -244,7 +251,7 @@ export class StateHome extends GlobalStores {
 function openHomeDatabase(
   path: string,
   role: DatabaseRole,
-  options: Pick<OpenStateHomeOptions, "readonly" | "journalMode">,
+  options: Pick<OpenStateHomeOptions, "readonly" | "journalMode" | "driver">,
 ): Database {
   const db = openDatabase({ path, role, ...options });
   if (!options.readonly || db.schemaVersion >= latestSchemaVersion(role)) return db;
@@ -256,6 +263,7 @@ function openHomeDatabase(
 
 export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
   rejectUnknown(options, HOME_OPTION_KEYS, "openStateHome");
+  const driver = chooseDriver(options.driver);
   const path = resolveHomePath(options.home);
   const globalPath = join(path, GLOBAL_DB_RELATIVE_PATH);
   // A restore that died after its commit is finished before anything reads the home.
@@ -271,6 +279,7 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
   const dbOptions = {
     ...(readonly ? { readonly } : {}),
     ...(journalMode ? { journalMode } : {}),
+    driver,
   };
   return new StateHome(
     path,

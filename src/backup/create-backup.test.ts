@@ -9,9 +9,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { isStateError } from "../db/errors.js";
+import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { openStateHome } from "../home.js";
 import { modeOf, useTempDirs } from "../test-support/temp-dir.js";
 import { createBackup } from "./create-backup.js";
@@ -98,7 +98,7 @@ describe("createBackup", () => {
     await createBackup(home);
     symlinkSync("/etc/hostname", join(home, "link"));
     writeFileSync(join(home, "notes.sqlite-wal"), "stray wal");
-    const legacy = new BetterSqlite3(join(home, "legacy.sqlite"));
+    const legacy = openRawSqlite(join(home, "legacy.sqlite"));
     legacy.pragma("journal_mode = WAL");
     legacy.exec("CREATE TABLE t (x); INSERT INTO t VALUES (42)");
     const open = openStateHome({ home, create: false });

@@ -1,8 +1,8 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { inventoryHome } from "./home-files.js";
 
@@ -17,7 +17,7 @@ describe("inventoryHome", () => {
     writeFileSync(join(home, "agents", "main", "sessions", "s1.jsonl"), "{}\n");
     writeFileSync(join(home, "notes"), "plain text");
     writeFileSync(join(home, "notes-journal"), "a file, not a sidecar: notes is no database");
-    const db = new BetterSqlite3(join(home, "plugin.db"));
+    const db = openRawSqlite(join(home, "plugin.db"));
     db.pragma("journal_mode = WAL");
     db.exec("CREATE TABLE t (x)");
     writeFileSync(join(home, "orphan.sqlite-shm"), "stray");

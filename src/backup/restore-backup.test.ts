@@ -9,9 +9,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, relative } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { isStateError } from "../db/errors.js";
+import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { openStateHome } from "../home.js";
 import { describeHome } from "../status/describe-home.js";
 import { modeOf, useTempDirs } from "../test-support/temp-dir.js";
@@ -64,7 +64,7 @@ describe("restoreBackup", () => {
 
   it("rebuilds a home with the same agents and row counts, 0700 dirs and 0600 files", async () => {
     const source = makeHome(tempDir());
-    const legacy = new BetterSqlite3(join(source, "legacy.sqlite"));
+    const legacy = openRawSqlite(join(source, "legacy.sqlite"));
     legacy.exec("CREATE TABLE t (x); INSERT INTO t VALUES (42)");
     legacy.close();
     const archive = await backupOf(source);
@@ -79,7 +79,7 @@ describe("restoreBackup", () => {
     });
     expect(rowCounts(target)).toEqual(rowCounts(source));
     expect(readFileSync(join(target, "credentials", "token"), "utf8")).toBe("secret\n");
-    const restoredLegacy = new BetterSqlite3(join(target, "legacy.sqlite"), { readonly: true });
+    const restoredLegacy = openRawSqlite(join(target, "legacy.sqlite"), { readonly: true });
     expect(restoredLegacy.prepare("SELECT x FROM t").pluck().get()).toBe(42);
     restoredLegacy.close();
     for (const line of modes(target)) expect(line).toMatch(/^(700|600) /);
@@ -137,7 +137,7 @@ describe("restoreBackup", () => {
     expect(existsSync(join(target, "notes-not-in-the-backup.txt"))).toBe(false);
     expect(readFileSync(join(target, "backups", "older.tar.gz"), "utf8")).toBe("an older archive");
     const state = report.movedAside.find((m) => m.from === join(target, "state"));
-    const previous = new BetterSqlite3(join(state?.to as string, "state.sqlite"), {
+    const previous = openRawSqlite(join(state?.to as string, "state.sqlite"), {
       readonly: true,
     });
     expect(previous.prepare("SELECT value_json FROM kv WHERE key = 'theme'").pluck().get()).toBe(

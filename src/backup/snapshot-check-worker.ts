@@ -7,7 +7,7 @@ const held: Array<() => void> = [];
 
 parentPort?.on("message", (request: CheckRequest) => {
   if (request.type === "check") {
-    const { result, release } = checkSnapshotHeld(request.path, request.part);
+    const { result, release } = checkSnapshotHeld(request.path, request.part, request.driver);
     // Unheld, the file is closed before the answer goes out: the caller may move or reuse it then.
     if (request.hold) held.push(release);
     else release();

@@ -2,12 +2,12 @@ import { existsSync, rmSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { openBetterSqlite3 } from "../db/better-sqlite3-driver.js";
-import type { SqlDriver } from "../db/driver.js";
+import type { DriverName, SqlDriver } from "../db/driver.js";
+import { chooseDriver, driverFactory, supportsInertModules } from "../db/driver-choice.js";
 import { sqlString } from "../db/sql-string.js";
 
 const MAX_PROBLEM_LINES = 10;
-/** better-sqlite3's build caps mmap_size here (SQLITE_MAX_MMAP_SIZE); larger files map in part. */
+/** SQLite's default build caps mmap_size here (SQLITE_MAX_MMAP_SIZE); larger files map in part. */
 const MAX_MMAP_BYTES = 0x7fff0000;
 /**
  * Below this a snapshot is checked whole in one thread: a split pays only when there is enough to
@@ -41,7 +41,8 @@ export type CheckPart = "whole" | "tables" | "fulltext";
  * Made inert on the connection of a `tables` check. SQLite checks a virtual table only through
  * its module's integrity method, and better-sqlite3's own modules have none, so with FTS5 replaced
  * by one of those `integrity_check` passes over FTS5 tables; their shadow tables, ordinary
- * b-trees, are still checked like any other.
+ * b-trees, are still checked like any other. node:sqlite cannot define a module, so on it every
+ * check is whole (see `SnapshotChecker`).
  */
 const INERT_MODULES = ["fts5"];
 
@@ -111,20 +112,28 @@ export interface HeldCheck {
  * snapshot has none; an archive that carries one beside a snapshot is hostile or damaged). The
  * check runs in one read transaction: whatever appears beside the file meanwhile is never read.
  */
-export function checkSnapshot(path: string, part: CheckPart = "whole"): SnapshotCheck {
-  const held = checkSnapshotHeld(path, part);
+export function checkSnapshot(
+  path: string,
+  part: CheckPart = "whole",
+  driverName: DriverName = chooseDriver(),
+): SnapshotCheck {
+  const held = checkSnapshotHeld(path, part, driverName);
   held.release();
   return held.result;
 }
 
 /** `checkSnapshot`, leaving the connection open for the caller to release. */
-export function checkSnapshotHeld(path: string, part: CheckPart = "whole"): HeldCheck {
+export function checkSnapshotHeld(
+  path: string,
+  part: CheckPart = "whole",
+  driverName: DriverName = chooseDriver(),
+): HeldCheck {
   let driver: SqlDriver | undefined;
   try {
     const sidecar = sidecarOf(path);
     if (sidecar) throw new Error(`${sidecar} lies beside it and would be rolled into it`);
     const inertModules = part === "tables" ? INERT_MODULES : [];
-    const open = openBetterSqlite3(path, { fileMustExist: true, inertModules });
+    const open = driverFactory(driverName)(path, { fileMustExist: true, inertModules });
     driver = open;
     open.exec("PRAGMA query_only = ON");
     // The check reads every page and looks rows up in every index: mapped, the pages are read in
@@ -169,7 +178,7 @@ export function joinChecks(tables: SnapshotCheck, fulltext: SnapshotCheck): Snap
 
 /** What SnapshotChecker sends its threads. */
 export type CheckRequest =
-  | { type: "check"; id: number; path: string; part: CheckPart; hold: boolean }
+  | { type: "check"; id: number; path: string; part: CheckPart; hold: boolean; driver: DriverName }
   | { type: "quit" };
 
 interface CheckReply {
@@ -183,7 +192,10 @@ class CheckThread {
   private readonly pending = new Map<number, (result: SnapshotCheck) => void>();
   private nextId = 0;
 
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    private readonly driver: DriverName,
+  ) {}
 
   get busy(): number {
     return this.pending.size;
@@ -194,7 +206,7 @@ class CheckThread {
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.send(worker, { type: "check", id, path, part, hold });
+      this.send(worker, { type: "check", id, path, part, hold, driver: this.driver });
     });
   }
 
@@ -257,13 +269,24 @@ export class SnapshotChecker {
   );
 
   private readonly splitFromBytes: number;
+  private readonly driver: DriverName;
 
-  /** `threads`: how many check threads (1 or 2); `splitFromBytes`: the smallest snapshot split. */
-  constructor(options: { threads?: number; splitFromBytes?: number } = {}) {
+  /**
+   * `threads`: how many check threads (1 or 2); `splitFromBytes`: the smallest snapshot split
+   * (never split on an engine without inert modules); `driver`: the engine (default: the
+   * process's choice, see `chooseDriver`).
+   */
+  constructor(options: { threads?: number; splitFromBytes?: number; driver?: DriverName } = {}) {
     const { threads = Math.min(2, availableParallelism()), splitFromBytes = SPLIT_FROM_BYTES } =
       options;
-    this.threads = Array.from({ length: threads }, () => new CheckThread(this.workerFile));
-    this.splitFromBytes = splitFromBytes;
+    this.driver = chooseDriver(options.driver);
+    this.threads = Array.from(
+      { length: threads },
+      () => new CheckThread(this.workerFile, this.driver),
+    );
+    this.splitFromBytes = supportsInertModules(this.driver)
+      ? splitFromBytes
+      : Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -274,7 +297,7 @@ export class SnapshotChecker {
   async check(path: string, options: { hold?: boolean } = {}): Promise<SnapshotCheck> {
     const hold = options.hold ?? false;
     const [first, second] = [...this.threads].sort((a, b) => a.busy - b.busy);
-    if (!first || !existsSync(this.workerFile)) return checkSnapshot(path);
+    if (!first || !existsSync(this.workerFile)) return checkSnapshot(path, "whole", this.driver);
     // All threads start with the first check (usually the small global database's): starting one
     // takes tens of milliseconds, which would otherwise delay the first large snapshot's halves.
     for (const thread of this.threads) thread.start();

@@ -1,6 +1,6 @@
-import { openBetterSqlite3 } from "../db/better-sqlite3-driver.js";
 import type { Database } from "../db/database.js";
 import type { SqlDriver } from "../db/driver.js";
+import { chooseDriver, driverFactory } from "../db/driver-choice.js";
 import { ensurePrivateFile } from "../db/files.js";
 import { sqlString } from "../db/sql-string.js";
 
@@ -40,7 +40,7 @@ export function snapshotDatabase(db: Database, target: string): void {
 export function snapshotForeignDatabase(source: string, target: string): void {
   let driver: SqlDriver | undefined;
   try {
-    driver = openBetterSqlite3(source, { readonly: true, fileMustExist: true });
+    driver = driverFactory(chooseDriver())(source, { readonly: true, fileMustExist: true });
     driver.exec("PRAGMA busy_timeout = 30000");
     // Not synced, as above; on this throwaway connection it needs no restoring.
     driver.exec("PRAGMA synchronous = OFF");
@@ -53,7 +53,7 @@ export function snapshotForeignDatabase(source: string, target: string): void {
 
 /** `agents` ids registered in a global database snapshot, read from the snapshot itself. */
 export function registeredAgentIds(snapshot: string): string[] {
-  const driver = openBetterSqlite3(snapshot, { readonly: true, fileMustExist: true });
+  const driver = driverFactory(chooseDriver())(snapshot, { readonly: true, fileMustExist: true });
   try {
     return driver
       .prepare<{ agent_id: string }>("SELECT agent_id FROM agents ORDER BY agent_id")

@@ -1,4 +1,5 @@
-import BetterSqlite3 from "better-sqlite3";
+import { createRequire } from "node:module";
+import type BetterSqlite3 from "better-sqlite3";
 import type {
   DriverOpenOptions,
   SqlDriver,
@@ -6,7 +7,28 @@ import type {
   SqlRunResult,
   SqlStatement,
 } from "./driver.js";
-import { wrapSqliteError } from "./errors.js";
+import { StateError, wrapSqliteError } from "./errors.js";
+
+type BetterSqlite3Constructor = typeof BetterSqlite3;
+let loaded: BetterSqlite3Constructor | undefined;
+
+/**
+ * better-sqlite3 is an optional dependency (a native addon, built for one Node ABI), so it is
+ * loaded on first use only: a process on node:sqlite never needs it installed.
+ */
+export function loadBetterSqlite3(): BetterSqlite3Constructor {
+  if (loaded) return loaded;
+  try {
+    loaded = createRequire(import.meta.url)("better-sqlite3") as BetterSqlite3Constructor;
+    return loaded;
+  } catch (error) {
+    throw new StateError(
+      "E_UNSUPPORTED",
+      `the better-sqlite3 driver cannot load on Node ${process.versions.node} (is the optional package installed and built for this Node?): ${(error as Error).message}`,
+      { cause: error, details: { driver: "better-sqlite3", node: process.versions.node } },
+    );
+  }
+}
 
 class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
   constructor(
@@ -48,6 +70,8 @@ class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
 }
 
 class BetterSqlite3Driver implements SqlDriver {
+  readonly name = "better-sqlite3";
+
   constructor(
     private readonly db: BetterSqlite3.Database,
     readonly path: string,
@@ -83,6 +107,7 @@ class BetterSqlite3Driver implements SqlDriver {
 }
 
 export function openBetterSqlite3(path: string, options: DriverOpenOptions = {}): SqlDriver {
+  const BetterSqlite3 = loadBetterSqlite3();
   try {
     const db = new BetterSqlite3(path, {
       readonly: options.readonly ?? false,

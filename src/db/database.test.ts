@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { modeOf, useTempDirs } from "../test-support/temp-dir.js";
 import { openDatabase } from "./database.js";
 import { isStateError, StateError } from "./errors.js";
 import { latestSchemaVersion } from "./schema.js";
+import { openRawSqlite } from "./test-support/raw-sqlite.js";
 
 const tempDir = useTempDirs();
 
@@ -69,7 +69,7 @@ describe("openDatabase", () => {
 
   it("refuses a database with a newer schema and leaves it untouched", () => {
     const path = join(tempDir(), "future.sqlite");
-    const raw = new BetterSqlite3(path);
+    const raw = openRawSqlite(path);
     raw.exec("CREATE TABLE future (x); PRAGMA user_version = 99;");
     raw.close();
     const before = readFileSync(path);

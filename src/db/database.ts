@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { linkSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { threadId } from "node:worker_threads";
-import { openBetterSqlite3 } from "./better-sqlite3-driver.js";
 import { assertNotDamaged } from "./damage-marker.js";
-import type { DriverFactory, SqlDriver, SqlStatement } from "./driver.js";
+import type { DriverFactory, DriverName, SqlDriver, SqlStatement } from "./driver.js";
+import { chooseDriver, driverFactory } from "./driver-choice.js";
 import { isStateError, StateError } from "./errors.js";
 import { ensurePrivateDir, ensurePrivateFile, probeDatabaseFile, tightenFiles } from "./files.js";
 import {
@@ -40,7 +40,11 @@ export interface OpenDatabaseOptions {
    * `delete`), else `wal`. WAL on one of those filesystems is refused with E_UNSAFE_FILESYSTEM.
    */
   journalMode?: JournalMode;
-  driver?: DriverFactory;
+  /**
+   * The engine: `"node"` (node:sqlite) or `"better-sqlite3"`, or a factory of one's own. Default:
+   * `$AGENTSTATE_SQLITE_DRIVER`, else node:sqlite where it is complete, else better-sqlite3.
+   */
+  driver?: DriverFactory | DriverName;
 }
 
 const OPEN_OPTION_KEYS = new Set(["path", "role", "create", "readonly", "journalMode", "driver"]);
@@ -83,6 +87,11 @@ export class Database {
 
   get isOpen(): boolean {
     return this.driver.open;
+  }
+
+  /** The engine behind this connection. */
+  get driverName(): DriverName {
+    return this.driver.name;
   }
 
   get schemaVersion(): number {
@@ -308,7 +317,10 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
       { details: { path, found: probe.headerUserVersion, supported } },
     );
   }
-  const factory = options.driver ?? openBetterSqlite3;
+  const factory =
+    typeof options.driver === "function"
+      ? options.driver
+      : driverFactory(chooseDriver(options.driver));
   if (options.readonly) return openReadonly(path, options.role, probe.exists, factory);
   if (!probe.exists) {
     if (options.create === false) {

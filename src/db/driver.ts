@@ -1,9 +1,13 @@
 /**
  * The few calls agentstate makes of a SQLite engine. Stores and the schema runner use only this, so
- * a second engine (node:sqlite on newer Node releases) is one more adapter, not a rewrite.
+ * each engine (better-sqlite3, the built-in node:sqlite) is one adapter, not a rewrite.
  */
 export type SqlValue = string | number | bigint | Uint8Array | null;
 export type SqlParams = readonly SqlValue[] | [Readonly<Record<string, SqlValue>>];
+
+/** The engines agentstate can run on; see `driver-choice.ts` for which one a process gets. */
+export const DRIVER_NAMES = ["node", "better-sqlite3"] as const;
+export type DriverName = (typeof DRIVER_NAMES)[number];
 
 export interface SqlRunResult {
   changes: number;
@@ -18,6 +22,8 @@ export interface SqlStatement<Row = Record<string, unknown>> {
 }
 
 export interface SqlDriver {
+  /** The engine behind this connection. */
+  readonly name: DriverName;
   readonly path: string;
   readonly inTransaction: boolean;
   readonly open: boolean;
@@ -34,7 +40,8 @@ export interface DriverOpenOptions {
    * Virtual-table modules (e.g. `fts5`) replaced, on this connection only, by one that reads no
    * rows and has no integrity check, so that `PRAGMA integrity_check` leaves their tables out
    * (SQLite checks a virtual table only through its module's own check). Nothing else may be done
-   * with those tables on such a connection.
+   * with those tables on such a connection. Only better-sqlite3 can define a module: node:sqlite
+   * refuses this option with `E_UNSUPPORTED`.
    */
   inertModules?: readonly string[];
   /**

@@ -22,6 +22,7 @@ export const STATE_ERROR_CODES = [
   "E_SQLITE",
   "E_TOO_LARGE",
   "E_UNSAFE_FILESYSTEM",
+  "E_UNSUPPORTED",
 ] as const;
 
 export type StateErrorCode = (typeof STATE_ERROR_CODES)[number];

@@ -37,6 +37,7 @@ const STATUS_BY_CODE: Record<StateErrorCode, ContentfulStatusCode> = {
   E_SCHEMA_TOO_NEW: 500,
   E_SQLITE: 500,
   E_UNSAFE_FILESYSTEM: 500,
+  E_UNSUPPORTED: 501,
 };
 
 /**

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openBetterSqlite3 } from "../db/better-sqlite3-driver.js";
 import { CONNECTION_PRAGMAS, Database, openDatabase } from "../db/database.js";
+import { chooseDriver, driverFactory } from "../db/driver-choice.js";
 import { loadMigrations } from "../db/schema.js";
 import { VfsStore } from "../stores/agent/vfs-store.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
@@ -12,7 +12,7 @@ const BEFORE = 4; // the last agent schema before vfs_entries was rebuilt (0005_
 
 /** An agent database as an agentstate of schema version 4 left it, open without migrating. */
 function openOldDatabase(path: string): Database {
-  const driver = openBetterSqlite3(path);
+  const driver = driverFactory(chooseDriver())(path, {});
   for (const [name, value] of CONNECTION_PRAGMAS) driver.exec(`PRAGMA ${name} = ${value}`);
   driver.exec("BEGIN IMMEDIATE");
   driver.exec(`CREATE TABLE schema_migrations (

@@ -1,8 +1,8 @@
 // Node's permission model as a seatbelt for one run, and only that. What it does not do:
 // - It is launch policy for a whole process, so it cannot be applied to a worker thread: an
 //   enforced run gets a forked process of its own (about a quarter second per turn).
-// - better-sqlite3 is a native addon, so --allow-addons is always granted, and native code is
-//   outside the model: on Node 20.20, `ATTACH DATABASE '/any/path'` through a connection the
+// - better-sqlite3 (the driver on Node 20) is a native addon, so --allow-addons is always granted,
+//   and native code is outside the model: on Node 20.20, `ATTACH DATABASE '/any/path'` through a connection the
 //   run opened creates and reads files no grant lists, and an extension loaded through the
 //   driver is arbitrary native code.
 // - Node documents further gaps (file descriptors opened before, symlinks, loadable code); a
@@ -83,8 +83,14 @@ export function checkPermissionOptions(options: PermissionOptions = {}): Permiss
 /** The package's own code, and the node_modules directory its dependencies load from. */
 function codeRoots(): string[] {
   const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
-  const sqlite = createRequire(import.meta.url).resolve("better-sqlite3/package.json");
-  return [packageRoot, dirname(dirname(sqlite))];
+  try {
+    const sqlite = createRequire(import.meta.url).resolve("better-sqlite3/package.json");
+    return [packageRoot, dirname(dirname(sqlite))];
+  } catch {
+    // An optional dependency: on node:sqlite the dependencies may have no better-sqlite3 at all.
+    const deps = createRequire(import.meta.url).resolve("commander/package.json");
+    return [packageRoot, dirname(dirname(deps))];
+  }
 }
 
 /**

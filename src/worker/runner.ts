@@ -3,6 +3,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ResourceLimits } from "node:worker_threads";
+import { DRIVER_ENV } from "../db/driver-choice.js";
 import { StateError } from "../db/errors.js";
 import { openStateHome, resolveHomePath, StateHome } from "../home.js";
 import type { AgentRuntimeBackend } from "./backend.js";
@@ -320,7 +321,8 @@ export class AgentRuntime {
     const tempDir = mkdtempSync(join(tmpdir(), "agentstate-run-"));
     try {
       const flags = [...permissionFlags(permissionGrants(run, tempDir)), ...QUIET];
-      const env = { ...this.env, TMPDIR: tempDir };
+      // The forked run opens the home on the engine this runtime's home uses.
+      const env = { ...this.env, TMPDIR: tempDir, [DRIVER_ENV]: this.home().db.driverName };
       const transport = startProcess(this.processEntry as string, flags, env);
       try {
         return (await this.dispatch(transport, run, bus, signal)).outcome;

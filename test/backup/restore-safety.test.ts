@@ -3,10 +3,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/create-backup.js";
 import { makeHome } from "../../src/backup/test-support/archives.js";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { CLI, requireBuild } from "../support/built.js";
@@ -46,7 +46,7 @@ function killed(child: ChildProcess): Promise<void> {
 
 /** Reads one value with the sqlite3 library itself, outside agentstate. */
 function readMarker(dbPath: string): unknown {
-  const db = new BetterSqlite3(dbPath, { readonly: true });
+  const db = openRawSqlite(dbPath, { readonly: true });
   try {
     return db
       .prepare("SELECT value_json FROM kv WHERE scope = 'test' AND key = 'marker'")

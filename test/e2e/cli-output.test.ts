@@ -2,8 +2,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
 import { CLI, requireBuild } from "../support/built.js";
 import { cli } from "../support/cli.js";
@@ -51,7 +51,7 @@ function followPages(args: string): { rows: string[]; pages: number } {
 }
 
 function readRows<T>(path: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(path, { readonly: true });
+  const db = openRawSqlite(path, { readonly: true });
   try {
     return db.prepare(sql).all(...params) as T[];
   } finally {

@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { latestSchemaVersion } from "../../src/db/schema.js";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { CLI, requireBuild } from "../support/built.js";
@@ -124,7 +124,7 @@ describe("agentstate kv and status", () => {
     const home = tempDir();
     cli(["kv", "set", "s", "k", "1", "--agent", "main", "--home", home]);
     const path = join(home, "agents", "main", "agent", "agent.sqlite");
-    const raw = new BetterSqlite3(path);
+    const raw = openRawSqlite(path);
     raw.pragma("user_version = 99");
     raw.close();
     const result = cli(["status", "--home", home, "--json"]);

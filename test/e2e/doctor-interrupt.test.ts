@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { generateLegacyHome } from "../fixtures/generate-legacy-home.mjs";
@@ -64,7 +64,7 @@ function importStarted(home: string): boolean {
   const path = join(home, "state", "state.sqlite");
   if (!existsSync(path)) return false;
   try {
-    const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
+    const db = openRawSqlite(path, { readonly: true, fileMustExist: true });
     try {
       return (
         db.prepare("SELECT 1 FROM migration_runs WHERE status = 'running'").get() !== undefined

@@ -1,8 +1,8 @@
 // status and doctor as a newcomer meets them: what a home is doing, and where a legacy home is.
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { generateLegacyHome } from "../fixtures/generate-legacy-home.mjs";
 import { PROJECT_ROOT, requireBuild } from "../support/built.js";
@@ -20,7 +20,7 @@ interface StatusJson {
 
 /** The latest session or entry change, read with plain SQL: the oracle for "last activity". */
 function lastChange(home: string, agentId: string): { sessions: number; at: number } {
-  const db = new BetterSqlite3(join(home, "agents", agentId, "agent", "agent.sqlite"), {
+  const db = openRawSqlite(join(home, "agents", agentId, "agent", "agent.sqlite"), {
     readonly: true,
   });
   try {

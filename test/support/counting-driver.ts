@@ -1,5 +1,5 @@
-import { openBetterSqlite3 } from "../../src/db/better-sqlite3-driver.js";
 import type { DriverFactory, SqlDriver, SqlParams, SqlStatement } from "../../src/db/driver.js";
+import { chooseDriver, driverFactory } from "../../src/db/driver-choice.js";
 
 /** One executed statement: its SQL and the rows it handed back. */
 export interface Execution {
@@ -43,8 +43,9 @@ export function countingDriver(): {
     },
   });
   const factory: DriverFactory = (path, options) => {
-    const inner = openBetterSqlite3(path, options);
+    const inner = driverFactory(chooseDriver())(path, options);
     const driver: SqlDriver = {
+      name: inner.name,
       path: inner.path,
       get inTransaction() {
         return inner.inTransaction;

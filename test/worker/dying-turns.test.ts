@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import BetterSqlite3 from "better-sqlite3";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import type { MessageEvent, RunEvent, RunResult } from "../../src/worker/run-events.js";
 import {
   type AgentRuntime,
@@ -59,7 +59,7 @@ async function turn(
 
 /** The oracle: the session's message rows, read with plain SQL from the agent's database file. */
 function storedMessageSeqs(sessionId: string): number[] {
-  const db = new BetterSqlite3(join(homePath, "agents", "main", "agent", "agent.sqlite"), {
+  const db = openRawSqlite(join(homePath, "agents", "main", "agent", "agent.sqlite"), {
     readonly: true,
   });
   try {

@@ -4,8 +4,8 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll } from "vitest";
+import { openRawSqlite, type RawSqlite } from "../../db/test-support/raw-sqlite.js";
 
 const PAGE_SIZE = 4096;
 /** Offset of the big-endian page count in the SQLite file header. */
@@ -14,7 +14,7 @@ const HEADER_PAGE_COUNT = 28;
 const PAGE_HEADER_FRAGMENTED_BYTES = 7;
 
 function makeCheckableDatabase(path: string, rows = 3000): void {
-  const db = new BetterSqlite3(path);
+  const db = openRawSqlite(path);
   try {
     db.exec(`
       CREATE TABLE t (
@@ -29,13 +29,13 @@ function makeCheckableDatabase(path: string, rows = 3000): void {
     const row = db.prepare("INSERT INTO t (a, b) VALUES (?, ?)");
     const doc = db.prepare("INSERT INTO f (rowid, text) VALUES (?, ?)");
     const other = db.prepare("INSERT INTO u (a, b) VALUES (?, ?)");
-    db.transaction(() => {
-      for (let i = 0; i < rows; i++) {
-        row.run(i, `word${i} ${"x".repeat(i % 50)}`);
-        doc.run(i + 1, `alpha beta gamma${i % 97} delta${i}`);
-        other.run(i, "y".repeat(i % 200));
-      }
-    })();
+    db.exec("BEGIN");
+    for (let i = 0; i < rows; i++) {
+      row.run(i, `word${i} ${"x".repeat(i % 50)}`);
+      doc.run(i + 1, `alpha beta gamma${i % 97} delta${i}`);
+      other.run(i, "y".repeat(i % 200));
+    }
+    db.exec("COMMIT");
     // Free pages, so that the freelist is part of what is checked.
     db.exec("DELETE FROM u WHERE id % 3 = 0 OR id > 2000");
   } finally {
@@ -58,8 +58,8 @@ export function useCheckableDatabase(): () => string {
 }
 
 /** Runs `change` on a connection that may write the schema and shadow tables, then closes it. */
-function tamper(path: string, change: (db: BetterSqlite3.Database) => void): void {
-  const db = new BetterSqlite3(path);
+function tamper(path: string, change: (db: RawSqlite) => void): void {
+  const db = openRawSqlite(path);
   try {
     db.unsafeMode(true); // lifts SQLITE_DBCONFIG_DEFENSIVE, which guards exactly these writes
     change(db);
@@ -132,7 +132,7 @@ export const DAMAGES: readonly Damage[] = [
     expected: /Fragmentation of 0 bytes reported as 9 on page \d+/,
     seenBy: "tables",
     apply: (path) => {
-      const db = new BetterSqlite3(path, { readonly: true });
+      const db = openRawSqlite(path, { readonly: true });
       const page = db
         .prepare("SELECT pageno FROM dbstat WHERE name = 'f_data' AND pagetype = 'leaf' LIMIT 1")
         .pluck()

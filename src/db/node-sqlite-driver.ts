@@ -1,0 +1,240 @@
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import type {
+  DriverOpenOptions,
+  SqlDriver,
+  SqlParams,
+  SqlRunResult,
+  SqlStatement,
+  SqlValue,
+} from "./driver.js";
+import { StateError, wrapSqliteError } from "./errors.js";
+import { sqliteCodeName } from "./sqlite-codes.js";
+
+// The part of node:sqlite agentstate calls, declared here: the project's Node types predate it.
+type NodeRow = Record<string, unknown>;
+interface NodeStatement {
+  run(...params: unknown[]): SqlRunResult;
+  get(...params: unknown[]): NodeRow | undefined;
+  all(...params: unknown[]): NodeRow[];
+  iterate(...params: unknown[]): IterableIterator<NodeRow>;
+}
+export interface NodeDatabase {
+  readonly isOpen: boolean;
+  readonly isTransaction: boolean;
+  prepare(sql: string): NodeStatement;
+  exec(sql: string): void;
+  close(): void;
+}
+export interface NodeSqliteModule {
+  DatabaseSync: new (
+    path: string,
+    options?: { readOnly?: boolean; timeout?: number },
+  ) => NodeDatabase;
+}
+
+/** better-sqlite3's default wait on a locked database; node:sqlite's is none. */
+const DEFAULT_BUSY_MS = 5000;
+
+/** node:sqlite's errors carry SQLite's result code as a number: named here as better-sqlite3 does. */
+function wrapNodeError(error: unknown, path: string): unknown {
+  if (!(error instanceof Error)) return error;
+  const { code, errcode } = error as { code?: unknown; errcode?: unknown };
+  if (code === "ERR_SQLITE_ERROR" && typeof errcode === "number") {
+    const named = Object.assign(new Error(error.message), { code: sqliteCodeName(errcode) });
+    const wrapped = wrapSqliteError(named, path);
+    if (wrapped instanceof StateError) return rewrap(wrapped, error);
+    return wrapped;
+  }
+  if (code === "ERR_OUT_OF_RANGE") {
+    return new StateError(
+      "E_TOO_LARGE",
+      `${error.message} (database ${path}): node:sqlite reads integers only within ±2^53-1`,
+      { cause: error, details: { path } },
+    );
+  }
+  return error;
+}
+
+/** Keeps node:sqlite's own error as the cause, so its stack and errcode stay reachable. */
+function rewrap(wrapped: StateError, original: Error): StateError {
+  return new StateError(wrapped.code, wrapped.message, {
+    cause: original,
+    details: wrapped.details,
+  });
+}
+
+/** better-sqlite3 binds `undefined` as NULL; node:sqlite refuses it. */
+function bindable(params: SqlParams): unknown[] {
+  const out: unknown[] = params as unknown[];
+  for (let i = 0; i < out.length; i++) {
+    const value = out[i];
+    if (value === undefined) return out.map((v) => (v === undefined ? null : v));
+    if (typeof value === "object" && value !== null && !(value instanceof Uint8Array)) {
+      return out.map((v) => (isNamed(v) ? namedBindable(v) : (v ?? null)));
+    }
+  }
+  return out;
+}
+
+function isNamed(value: unknown): value is Record<string, SqlValue | undefined> {
+  return typeof value === "object" && value !== null && !(value instanceof Uint8Array);
+}
+
+function namedBindable(values: Record<string, SqlValue | undefined>): Record<string, SqlValue> {
+  const out: Record<string, SqlValue> = {};
+  for (const key of Object.keys(values)) out[key] = values[key] ?? null;
+  return out;
+}
+
+/**
+ * Rows as better-sqlite3 gives them: plain objects, BLOBs as Buffers (node:sqlite gives
+ * null-prototype objects and bare Uint8Arrays, which code calling `toString("utf8")` would misread).
+ */
+function plainRow(row: NodeRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key in row) {
+    const value = row[key];
+    out[key] =
+      value instanceof Uint8Array
+        ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+        : value;
+  }
+  return out;
+}
+
+class NodeSqliteStatement<Row> implements SqlStatement<Row> {
+  constructor(
+    private readonly statement: NodeStatement,
+    private readonly dbPath: string,
+  ) {}
+
+  run(...params: SqlParams): SqlRunResult {
+    try {
+      return this.statement.run(...bindable(params));
+    } catch (error) {
+      throw wrapNodeError(error, this.dbPath);
+    }
+  }
+
+  get(...params: SqlParams): Row | undefined {
+    try {
+      const row = this.statement.get(...bindable(params));
+      return (row === undefined ? undefined : plainRow(row)) as Row | undefined;
+    } catch (error) {
+      throw wrapNodeError(error, this.dbPath);
+    }
+  }
+
+  all(...params: SqlParams): Row[] {
+    try {
+      return this.statement.all(...bindable(params)).map(plainRow) as Row[];
+    } catch (error) {
+      throw wrapNodeError(error, this.dbPath);
+    }
+  }
+
+  *iterate(...params: SqlParams): IterableIterator<Row> {
+    const path = this.dbPath;
+    let rows: IterableIterator<NodeRow>;
+    try {
+      rows = this.statement.iterate(...bindable(params));
+    } catch (error) {
+      throw wrapNodeError(error, path);
+    }
+    while (true) {
+      let next: IteratorResult<NodeRow>;
+      try {
+        next = rows.next();
+      } catch (error) {
+        throw wrapNodeError(error, path);
+      }
+      if (next.done) return;
+      yield plainRow(next.value) as Row;
+    }
+  }
+}
+
+class NodeSqliteDriver implements SqlDriver {
+  readonly name = "node";
+
+  constructor(
+    private readonly db: NodeDatabase,
+    readonly path: string,
+  ) {}
+
+  get inTransaction(): boolean {
+    return this.db.isTransaction;
+  }
+
+  get open(): boolean {
+    return this.db.isOpen;
+  }
+
+  prepare<Row>(sql: string): SqlStatement<Row> {
+    try {
+      return new NodeSqliteStatement<Row>(this.db.prepare(sql), this.path);
+    } catch (error) {
+      throw wrapNodeError(error, this.path);
+    }
+  }
+
+  exec(sql: string): void {
+    try {
+      this.db.exec(sql);
+    } catch (error) {
+      throw wrapNodeError(error, this.path);
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+let loaded: NodeSqliteModule | null | undefined;
+
+/** node:sqlite, or null on a Node without it. */
+export function loadNodeSqlite(): NodeSqliteModule | null {
+  if (loaded !== undefined) return loaded;
+  try {
+    loaded = createRequire(import.meta.url)("node:sqlite") as NodeSqliteModule;
+  } catch {
+    loaded = null;
+  }
+  return loaded;
+}
+
+function cannotOpen(path: string): StateError {
+  const error = Object.assign(new Error("unable to open database file"), {
+    code: "SQLITE_CANTOPEN",
+  });
+  return wrapSqliteError(error, path) as StateError;
+}
+
+export function openNodeSqlite(path: string, options: DriverOpenOptions = {}): SqlDriver {
+  const sqlite = loadNodeSqlite();
+  if (!sqlite) {
+    throw new StateError("E_UNSUPPORTED", `Node ${process.versions.node} has no node:sqlite`, {
+      details: { driver: "node", node: process.versions.node },
+    });
+  }
+  if ((options.inertModules ?? []).length > 0) {
+    throw new StateError(
+      "E_UNSUPPORTED",
+      "the node:sqlite driver cannot define virtual-table modules (inertModules); use better-sqlite3 for a split integrity check",
+      { details: { driver: "node", path } },
+    );
+  }
+  // node:sqlite always creates a missing file unless read-only.
+  if (options.fileMustExist && !options.readonly && !existsSync(path)) throw cannotOpen(path);
+  try {
+    const db = new sqlite.DatabaseSync(path, {
+      readOnly: options.readonly ?? false,
+      timeout: DEFAULT_BUSY_MS,
+    });
+    return new NodeSqliteDriver(db, path);
+  } catch (error) {
+    throw wrapNodeError(error, path);
+  }
+}
