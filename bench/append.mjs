@@ -1,6 +1,6 @@
 // Transcript append throughput: TranscriptStore.append (one event per transaction, with an
 // idempotency key, parent from the current leaf, FTS indexing) and appendMany (100 per
-// transaction), against bare better-sqlite3 inserts of the same rows and the legacy JSONL append.
+// transaction), against bare SQLite on the run's engine inserts of the same rows and the legacy JSONL append.
 import { appendFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStateHome } from "../dist/index.js";
@@ -452,7 +452,7 @@ export async function run() {
     "",
     "`transcripts.append(sessionId, event, { idempotencyKey })`: one event per transaction, parent",
     "taken from the session's current leaf, identity row, FTS text, session tail update.",
-    "Floors are bare better-sqlite3 on a database built from the same schema files, with the same",
+    "Floors are bare SQLite on the run's engine on a database built from the same schema files, with the same",
     "pragmas (WAL, synchronous=NORMAL), one `BEGIN IMMEDIATE … COMMIT` per event, JSON pre-encoded:",
     "**A** = the `transcript_events` row only; **B** = A + the `transcript_event_identities` row;",
     "**C** = B + the `transcript_fts` row + the `sessions` tail update (every write the store makes).",

@@ -1,7 +1,7 @@
 // Legacy import throughput (`agentstate doctor --fix`): `runDoctorFix` on a home holding one large
 // transcript, in MB/s of the transcript file, against floors measured in the same run on the same
 // file (issue: at least 50% of the read+parse+insert floor). Floors: streaming read + JSON.parse
-// of every line + bare better-sqlite3 inserts of the same rows in batched transactions, and
+// of every line + bare SQLite on the run's engine inserts of the same rows in batched transactions, and
 // beside it the read+parse-only and insert-only stages. Rounds are interleaved (A B C D A B C D …).
 // Peak RSS of the import and of the floor is measured in child processes (this file run with
 // `--rss-child`), so this process's own heap does not count.
@@ -549,7 +549,7 @@ function render(results, many) {
     "of the home is made before the clock starts. MB/s = transcript file bytes (MB = 10^6 bytes) ÷",
     `wall time; median of ${ROUNDS} interleaved rounds after ${WARMUP} warm-up round.`,
     "",
-    "Floors, on the same file in the same rounds, into a bare better-sqlite3 database built from the",
+    "Floors, on the same file in the same rounds, into a bare SQLite on the run's engine database built from the",
     "same agent schema files with the library's pragmas (WAL, synchronous=NORMAL), created before the",
     "clock starts and closed (WAL checkpointed) inside it:",
     `**read+parse+insert** = the file read in ${CHUNK_BYTES / 1024} KiB chunks and split into lines,`,

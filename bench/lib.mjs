@@ -2,12 +2,55 @@
 // markdown rendering. Every bench module exports `run()` returning a result section, and can also
 // be run alone (`node bench/append.mjs`), which prints its section.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import Database from "better-sqlite3";
 import { CONNECTION_PRAGMAS } from "../dist/db/database.js";
+import { chooseDriver } from "../dist/db/driver-choice.js";
 import { loadMigrations } from "../dist/db/schema.js";
+
+/** The engine this run measures: the library's choice for this runtime (or as forced). */
+export const DRIVER = chooseDriver();
+
+/**
+ * node:sqlite behind the few better-sqlite3 calls the floors make (`pragma`, `transaction`), so a
+ * floor on Node 24 is bare node:sqlite, the engine the library runs on there.
+ */
+function openNodeBare(path, readonly) {
+  const { DatabaseSync } = createRequire(import.meta.url)("node:sqlite");
+  const db = new DatabaseSync(path, { readOnly: readonly, timeout: 5000 });
+  const pragma = (source, options = {}) => {
+    const rows = db.prepare(`PRAGMA ${source}`).all();
+    return options.simple ? Object.values(rows[0] ?? {})[0] : rows;
+  };
+  const transaction =
+    (fn) =>
+    (...args) => {
+      db.exec("BEGIN");
+      try {
+        const result = fn(...args);
+        db.exec("COMMIT");
+        return result;
+      } catch (error) {
+        if (db.isTransaction) db.exec("ROLLBACK");
+        throw error;
+      }
+    };
+  return {
+    prepare: (sql) => db.prepare(sql),
+    exec: (sql) => db.exec(sql),
+    close: () => db.close(),
+    pragma,
+    transaction,
+  };
+}
+
+function openBare(path, readonly = false) {
+  if (DRIVER === "node") return openNodeBare(path, readonly);
+  const Database = createRequire(import.meta.url)("better-sqlite3");
+  return new Database(path, { readonly });
+}
 
 /** `BENCH_QUICK=1`: a smoke run with small sizes and few iterations. */
 export const QUICK = process.env.BENCH_QUICK === "1";
@@ -39,12 +82,13 @@ export async function withTempDir(name, fn) {
 }
 
 /**
- * A bare better-sqlite3 connection with the library's connection pragmas. With `schema`, the
+ * A bare connection on the run's engine (better-sqlite3 or node:sqlite, see `DRIVER`) with the
+ * library's connection pragmas. With `schema`, the
  * agent schema files the library ships (dist/db/schema/agent/*.sql, in order) are applied first,
  * so floor tables and indexes are exactly the store's.
  */
 export function openBareDb(path, { schema = false, readonly = false } = {}) {
-  const db = new Database(path, { readonly });
+  const db = openBare(path, readonly);
   for (const [name, value] of CONNECTION_PRAGMAS) {
     if (readonly && name === "journal_mode") continue;
     db.pragma(`${name} = ${value}`);
@@ -58,7 +102,7 @@ export function openBareDb(path, { schema = false, readonly = false } = {}) {
 }
 
 export function sqliteVersion() {
-  const db = new Database(":memory:");
+  const db = openBare(":memory:");
   try {
     return db.prepare("SELECT sqlite_version() AS v").get().v;
   } finally {
@@ -219,7 +263,12 @@ export function table(headers, rows) {
  */
 export async function runIfMain(moduleUrl, run) {
   if (!process.argv[1] || pathToFileURL(process.argv[1]).href !== moduleUrl) return;
-  const section = await run();
+  const section = {
+    ...(await run()),
+    driver: DRIVER,
+    node: process.version,
+    sqlite: sqliteVersion(),
+  };
   const outIndex = process.argv.indexOf("--json-out");
   if (outIndex !== -1) writeFileSync(process.argv[outIndex + 1], JSON.stringify(section));
   else process.stdout.write(`${section.markdown}\n`);

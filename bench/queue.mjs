@@ -1,5 +1,5 @@
 // Delivery queue throughput: one enqueue + claim + ack cycle through DeliveryQueueStore, against
-// the bare better-sqlite3 floor of the same three statements (the store's own SQL text) on a
+// the bare-engine floor of the same three statements (the store's own SQL text) on a
 // database built from the same schema files, with an empty queue and with a backlog.
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
@@ -151,7 +151,7 @@ export async function run() {
     "One cycle = `queue.enqueue(queue, { payload })` + `queue.claim(queue, owner)` (the oldest due",
     "entry, leased for 60 s) + `queue.ack(queue, id, leaseId)`: three single-statement write",
     "transactions. **Floor** = the same three SQL statements (the store's own text) through bare",
-    "better-sqlite3 on a database built from the same schema files, with the same pragmas, the same",
+    "SQLite (the run's engine) on a database built from the same schema files, with the same pragmas, the same",
     "random lease ids and pre-encoded JSON: what the store adds is argument checks, JSON encoding",
     "and decoding, and row mapping.",
     "“backlog” = due entries already waiting (each cycle claims the oldest and adds one, so the queue and its indexes keep that many rows).",

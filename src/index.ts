@@ -28,7 +28,15 @@ export {
   type OpenDatabaseOptions,
   openDatabase,
 } from "./db/database.js";
-export type { DriverFactory, SqlDriver, SqlStatement, SqlValue } from "./db/driver.js";
+export {
+  DRIVER_NAMES,
+  type DriverFactory,
+  type DriverName,
+  type SqlDriver,
+  type SqlStatement,
+  type SqlValue,
+} from "./db/driver.js";
+export { chooseDriver } from "./db/driver-choice.js";
 export { isStateError, STATE_ERROR_CODES, StateError, type StateErrorCode } from "./db/errors.js";
 export type { JournalMode } from "./db/filesystem.js";
 export { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";

@@ -6,6 +6,8 @@ describe("public API", () => {
     expect(Object.keys(api).sort()).toEqual(
       [
         "Database",
+        "DRIVER_NAMES",
+        "chooseDriver",
         "INLINE_BLOB_THRESHOLD",
         "TranscriptTree",
         "buildContext",
