@@ -31,6 +31,9 @@ function probeNodeDatabase(db: NodeDatabase): void {
   db.prepare("SELECT * FROM pragma_integrity_check('probe_fts')").all();
   db.exec("SAVEPOINT probe_sp; ROLLBACK TO probe_sp; RELEASE probe_sp");
   db.prepare("INSERT INTO probe (data, big) VALUES (?, ?)").run(new Uint8Array([1]), 2n ** 40n);
+  const named = db.prepare("SELECT :a AS a");
+  named.setAllowUnknownNamedParameters(true);
+  named.get({ a: 1, unused: 2 });
   const rows = db.prepare("SELECT value FROM json_each(?)").iterate("[1,2]");
   if ([...rows].length !== 2) throw new Error("statement iterate or JSON missing");
 }

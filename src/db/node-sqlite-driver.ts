@@ -18,6 +18,7 @@ interface NodeStatement {
   get(...params: unknown[]): NodeRow | undefined;
   all(...params: unknown[]): NodeRow[];
   iterate(...params: unknown[]): IterableIterator<NodeRow>;
+  setAllowUnknownNamedParameters(enabled: boolean): void;
 }
 export interface NodeDatabase {
   readonly isOpen: boolean;
@@ -173,7 +174,10 @@ class NodeSqliteDriver implements SqlDriver {
 
   prepare<Row>(sql: string): SqlStatement<Row> {
     try {
-      return new NodeSqliteStatement<Row>(this.db.prepare(sql), this.path);
+      const statement = this.db.prepare(sql);
+      // better-sqlite3 ignores keys of a named-parameter object that the SQL does not use.
+      statement.setAllowUnknownNamedParameters(true);
+      return new NodeSqliteStatement<Row>(statement, this.path);
     } catch (error) {
       throw wrapNodeError(error, this.path);
     }

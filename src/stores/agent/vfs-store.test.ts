@@ -204,6 +204,9 @@ describe("VirtualAgentFs directories", () => {
     expect(vfs.readFile("/copy/a/1.bin").length).toBe(VFS_CHUNK_BYTES + 5);
     expect(vfs.rm("/t", { force: true })).toBe(0);
     expect(errnoOf(() => vfs.rm("/t"))).toBe("ENOENT");
+    // Below a file nothing exists: force ignores it, as Node 24's rmSync and `rm -f` do.
+    expect(vfs.rm("/copy/b.txt/a/a", { recursive: true, force: true })).toBe(0);
+    expect(errnoOf(() => vfs.rm("/copy/b.txt/a"))).toBe("ENOTDIR");
     expect(store.namespaces()).toEqual([
       { namespace: "work", entries: 4, bytes: VFS_CHUNK_BYTES + 6 },
     ]);

@@ -224,7 +224,10 @@ export class VirtualAgentFs {
     return this.db.tx(() => {
       if (!this.at.lookup(target.path)) {
         const missing = this.at.missing(target.path, op);
-        if (options.force === true && vfsErrnoOf(missing) === "ENOENT") return 0;
+        // A path below a file (ENOTDIR) is as missing as one below nothing: force ignores both,
+        // as Node 24's rmSync and coreutils' `rm -f` do.
+        const errno = vfsErrnoOf(missing);
+        if (options.force === true && (errno === "ENOENT" || errno === "ENOTDIR")) return 0;
         throw missing;
       }
       const head = this.at.existing(target, op);
