@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StateError } from "../db/errors.js";
+import { RESTORE_WORK_DIR } from "../db/pending-restore.js";
 import { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH } from "../home.js";
 import type { PreparedAgentRun } from "./prepared-run.js";
 
@@ -108,8 +109,13 @@ export function permissionGrants(run: PreparedAgentRun, tempDir: string): Permis
   const write = [...databases, ...workspace, tempDir, ...run.permission.write];
   // A backend module may import its neighbours.
   const backendDir = run.backend.kind === "module" ? [dirname(fileURLToPath(run.backend.url))] : [];
+  // Opening the home first looks for a restore that died after its commit; Node 24 checks even
+  // that lstat against the grants (Node 20 let it through).
+  const restoreMarker = join(run.homePath, RESTORE_WORK_DIR);
   return {
-    read: [...new Set([...codeRoots(), ...backendDir, ...write, ...run.permission.read])],
+    read: [
+      ...new Set([...codeRoots(), ...backendDir, ...write, restoreMarker, ...run.permission.read]),
+    ],
     write: [...new Set(write)],
     childProcess: run.permission.allowChildProcess,
     worker: false,

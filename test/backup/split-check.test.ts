@@ -11,6 +11,7 @@ import {
   damagedCopy,
   useCheckableDatabase,
 } from "../../src/backup/test-support/damaged-databases.js";
+import { chooseDriver, supportsInertModules } from "../../src/db/driver-choice.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { requireBuild } from "../support/built.js";
 
@@ -79,8 +80,10 @@ describe("SnapshotChecker (built, in worker threads)", () => {
     const checker = new built.SnapshotChecker({ threads: 2, splitFromBytes: 0 });
     try {
       expect((await checker.check(path, { hold: true })).integrityCheck).toBe("ok");
-      // Both halves' connections are still open on it, one per thread.
-      expect(descriptorsOn(path).length).toBeGreaterThanOrEqual(2);
+      // Both halves' connections are still open on it, one per thread; node:sqlite cannot split
+      // (no inert FTS5), so there the one whole check's connection is.
+      const connections = supportsInertModules(chooseDriver()) ? 2 : 1;
+      expect(descriptorsOn(path).length).toBeGreaterThanOrEqual(connections);
       checker.discard(path);
       expect(existsSync(path)).toBe(false);
       expect(descriptorsOn(path).every((target) => target.endsWith("(deleted)"))).toBe(true);
