@@ -38,6 +38,7 @@ function openNodeBare(path, readonly) {
       }
     };
   return {
+    name: path,
     prepare: (sql) => db.prepare(sql),
     exec: (sql) => db.exec(sql),
     close: () => db.close(),

@@ -56,7 +56,7 @@ function runtimes() {
   if (process.env.BENCH_RUNTIMES === "host") return [host];
   const pkg = createRequire(import.meta.url).resolve("node/package.json");
   const node24 = {
-    label: "node24",
+    label: "node",
     binary: join(dirname(pkg), "bin", "node"),
     env: { AGENTSTATE_SQLITE_DRIVER: "node" },
   };
