@@ -65,27 +65,26 @@ function rewrap(wrapped: StateError, original: Error): StateError {
   });
 }
 
-/** better-sqlite3 binds `undefined` as NULL; node:sqlite refuses it. */
-function bindable(params: SqlParams): unknown[] {
-  const out: unknown[] = params as unknown[];
-  for (let i = 0; i < out.length; i++) {
-    const value = out[i];
-    if (value === undefined) return out.map((v) => (v === undefined ? null : v));
-    if (typeof value === "object" && value !== null && !(value instanceof Uint8Array)) {
-      return out.map((v) => (isNamed(v) ? namedBindable(v) : (v ?? null)));
-    }
-  }
-  return out;
-}
-
 function isNamed(value: unknown): value is Record<string, SqlValue | undefined> {
   return typeof value === "object" && value !== null && !(value instanceof Uint8Array);
 }
 
-function namedBindable(values: Record<string, SqlValue | undefined>): Record<string, SqlValue> {
+function needsMapping(value: unknown): boolean {
+  return value === undefined || (isNamed(value) && Object.values(value).includes(undefined));
+}
+
+function toBindable(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (!isNamed(value)) return value;
   const out: Record<string, SqlValue> = {};
-  for (const key of Object.keys(values)) out[key] = values[key] ?? null;
+  for (const key of Object.keys(value)) out[key] = value[key] ?? null;
   return out;
+}
+
+/** better-sqlite3 binds `undefined` as NULL; node:sqlite refuses it. */
+function bindable(params: SqlParams): unknown[] {
+  const values = params as readonly unknown[];
+  return values.some(needsMapping) ? values.map(toBindable) : (values as unknown[]);
 }
 
 /**
@@ -143,15 +142,20 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
     } catch (error) {
       throw wrapNodeError(error, path);
     }
-    while (true) {
-      let next: IteratorResult<NodeRow>;
-      try {
-        next = rows.next();
-      } catch (error) {
-        throw wrapNodeError(error, path);
+    try {
+      while (true) {
+        let next: IteratorResult<NodeRow>;
+        try {
+          next = rows.next();
+        } catch (error) {
+          throw wrapNodeError(error, path);
+        }
+        if (next.done) return;
+        yield plainRow(next.value) as Row;
       }
-      if (next.done) return;
-      yield plainRow(next.value) as Row;
+    } finally {
+      // A loop left early resets the statement, ending its read of the database.
+      rows.return?.();
     }
   }
 }
