@@ -241,6 +241,11 @@ export function openNodeSqlite(path: string, options: DriverOpenOptions = {}): S
       readOnly: options.readonly ?? false,
       timeout: DEFAULT_BUSY_MS,
     });
+    if (options.recovery) {
+      // SQLITE_DBCONFIG_DEFENSIVE off, as better-sqlite3's unsafeMode: it disables writable_schema.
+      (db as unknown as { enableDefensive(on: boolean): void }).enableDefensive(false);
+      db.exec("PRAGMA writable_schema = ON");
+    }
     return new NodeSqliteDriver(db, path);
   } catch (error) {
     throw wrapNodeError(error, path);

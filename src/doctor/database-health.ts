@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { openBetterSqlite3 } from "../db/better-sqlite3-driver.js";
 import { markDamaged, readDamageMarker } from "../db/damage-marker.js";
+import { chooseDriver, driverFactory } from "../db/driver-choice.js";
 import { isStateError } from "../db/errors.js";
 import { probeDatabaseFile } from "../db/files.js";
 import type { DatabaseRole } from "../db/schema.js";
@@ -47,7 +47,7 @@ function problemsOf(path: string): string[] {
     probeDatabaseFile(path);
     // A writable handle kept from writing by query_only, as read-only opens are: a read-only
     // handle cannot remove the -wal and -shm files it made when it closes.
-    const driver = openBetterSqlite3(path, { fileMustExist: true });
+    const driver = driverFactory(chooseDriver())(path, { fileMustExist: true });
     try {
       driver.exec("PRAGMA query_only = ON");
       const rows = driver.prepare<Record<string, string>>("PRAGMA quick_check").all();

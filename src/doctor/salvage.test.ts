@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { damageMarkerPath } from "../db/damage-marker.js";
 import { isStateError } from "../db/errors.js";
+import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { openStateHome } from "../home.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { checkHomeDatabases } from "./database-health.js";
@@ -34,7 +34,7 @@ function seedHome(): { home: string; dbPath: string; sessionId: string } {
 
 /** Every event row as written, read by a plain connection before any damage. */
 function eventsOf(path: string): Map<number, string> {
-  const db = new BetterSqlite3(path, { readonly: true });
+  const db = openRawSqlite(path, { readonly: true });
   try {
     const rows = db.prepare("SELECT id, event_json FROM transcript_events").all() as Array<{
       id: number;

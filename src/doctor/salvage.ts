@@ -1,9 +1,9 @@
 import { copyFileSync, existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { openBetterSqlite3 } from "../db/better-sqlite3-driver.js";
 import { clearDamaged } from "../db/damage-marker.js";
 import { type Database, openDatabase } from "../db/database.js";
 import type { SqlDriver } from "../db/driver.js";
+import { chooseDriver, driverFactory } from "../db/driver-choice.js";
 import { isStateError, StateError } from "../db/errors.js";
 import { ensurePrivateDir } from "../db/files.js";
 import type { DatabaseRole } from "../db/schema.js";
@@ -39,11 +39,11 @@ function openSource(path: string, work: string): SqlDriver {
   const bytes = readFileSync(path);
   if (hasSqliteHeader(bytes)) {
     copyFileSync(path, copy);
-    return openBetterSqlite3(copy, RECOVERY);
+    return driverFactory(chooseDriver())(copy, RECOVERY);
   }
   for (const pageSize of PAGE_SIZES) {
     writeWithHeader(bytes, copy, pageSize);
-    const driver = openBetterSqlite3(copy, RECOVERY);
+    const driver = driverFactory(chooseDriver())(copy, RECOVERY);
     try {
       driver.prepare("SELECT count(*) FROM sqlite_schema").get();
       return driver;
@@ -52,7 +52,7 @@ function openSource(path: string, work: string): SqlDriver {
     }
   }
   writeWithHeader(bytes, copy, PAGE_SIZES[0]);
-  return openBetterSqlite3(copy, RECOVERY);
+  return driverFactory(chooseDriver())(copy, RECOVERY);
 }
 
 function columnsOf(

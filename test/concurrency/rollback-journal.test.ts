@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
 import { requireBuild } from "../support/built.js";
 
@@ -23,7 +23,7 @@ async function writer(home: string, name: string, start: number) {
 
 /** The journal mode as written in the file, read by a connection that sets none. */
 function journalModeOnDisk(path: string): string {
-  const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
+  const db = openRawSqlite(path, { readonly: true, fileMustExist: true });
   try {
     return db.pragma("journal_mode", { simple: true }) as string;
   } finally {

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { generateLegacyHome } from "../fixtures/generate-legacy-home.mjs";
@@ -58,7 +58,7 @@ async function killWhen(args: readonly string[], ready: () => boolean): Promise<
 function runningRows(home: string): { migrations: number; backups: number } {
   const path = join(home, "state", "state.sqlite");
   if (!existsSync(path)) return { migrations: 0, backups: 0 };
-  const db = new BetterSqlite3(path, { readonly: true });
+  const db = openRawSqlite(path, { readonly: true });
   try {
     const count = (table: string) =>
       (

@@ -1,6 +1,6 @@
 // Test oracle: reads rowids straight out of a SQLite file's table b-tree leaf pages, by the file
 // format, without SQLite, so a test knows which rows a damaged page held.
-import BetterSqlite3 from "better-sqlite3";
+import { openRawSqlite } from "../../db/test-support/raw-sqlite.js";
 
 function varint(buf: Buffer, at: number): [number, number] {
   let value = 0n;
@@ -30,7 +30,7 @@ export function rowidsOnLeafPage(file: Buffer, pageno: number, pageSize = 4096):
 
 /** Page numbers of a table's b-tree, by kind, in key order (SQLite's dbstat). */
 export function pagesOf(path: string, table: string): { leaves: number[]; interior: number[] } {
-  const db = new BetterSqlite3(path, { readonly: true });
+  const db = openRawSqlite(path, { readonly: true });
   try {
     const rows = db
       .prepare("SELECT pageno, pagetype FROM dbstat WHERE name = ? ORDER BY path")

@@ -1,9 +1,9 @@
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../db/database.js";
 import { processStartTime } from "../../db/process-owner.js";
 import { loadMigrations } from "../../db/schema.js";
+import { openRawSqlite } from "../../db/test-support/raw-sqlite.js";
 import { useTempDirs } from "../../test-support/temp-dir.js";
 import { BackupRunStore } from "./backup-run-store.js";
 import { MigrationLedgerStore } from "./migration-ledger-store.js";
@@ -12,7 +12,7 @@ const tempDir = useTempDirs();
 
 /** A global database as the release before run owners left it: migrations 1 to 5 only. */
 function databaseAtVersion5(path: string): void {
-  const raw = new BetterSqlite3(path);
+  const raw = openRawSqlite(path);
   raw.pragma("foreign_keys = ON");
   raw.exec(`CREATE TABLE schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL, applied_at INTEGER NOT NULL
