@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as api from "../src/index.js";
+import * as pi from "../src/pi/index.js";
 
 describe("public API", () => {
   it("exports exactly the documented runtime names", () => {
@@ -56,5 +57,10 @@ describe("public API", () => {
         "TOOL_DEFINITIONS",
       ].sort(),
     );
+  });
+
+  it("exports the pi session manager from agentstate/pi only", () => {
+    expect(Object.keys(pi)).toEqual(["AgentStateSessionManager"]);
+    expect(Object.keys(api)).not.toContain("AgentStateSessionManager");
   });
 });
