@@ -1,6 +1,7 @@
+import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { openStateHome } from "../home.js";
+import { type AgentState, openStateHome } from "../home.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import {
   type Op,
@@ -61,7 +62,7 @@ const EVERY_METHOD: Op[] = [
 ];
 
 /** Runs the script both ways and checks every getter after every call, and every session's bytes. */
-async function compare(script: readonly Op[], seed: number): Promise<void> {
+async function compare(script: readonly Op[], seed: number): Promise<AgentState> {
   const dir = tempDir();
   const file = await runFileMode(dir, script, seed);
   const agent = openStateHome({ home: tempDir() }).agent("main");
@@ -84,6 +85,7 @@ async function compare(script: readonly Op[], seed: number): Promise<void> {
   expect(JSON.parse(JSON.stringify(listed(adapter, same)))).toEqual(
     JSON.parse(rename(JSON.stringify(listed(file, written)))),
   );
+  return agent;
 }
 
 /** List entries of the given sessions, without `path` (pi's file; the adapter's session id). */
@@ -167,6 +169,56 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 describe("AgentStateSessionManager against pi's file mode", () => {
   it("matches every getter and the written bytes for a script of every method", async () => {
     await compare(EVERY_METHOD, 7);
+  });
+
+  it("round-trips what pi writes of hostile input: lone surrogates, 200 KB tool results, images", async () => {
+    const png = randomBytes(96 * 1024).toString("base64");
+    const image = { type: "image", data: png, mimeType: "image/png" };
+    const agent = await compare(
+      [
+        {
+          dt: 0,
+          op: "message",
+          role: "user",
+          text: "lone \ud800 high, \udfff low, \u2028 separator, \u0000 nul",
+        },
+        {
+          dt: 1,
+          op: "rawMessage",
+          message: { role: "user", content: [{ type: "text", text: "see" }, image], timestamp: 5 },
+        },
+        { dt: 1, op: "message", role: "toolResult", text: "x".repeat(200 * 1024) },
+        {
+          dt: 1,
+          op: "customMessage",
+          customType: "\udc00",
+          text: "\ud83d",
+          display: true,
+          details: { image },
+        },
+        { dt: 1, op: "message", role: "assistant", text: "\ud800" },
+        { dt: 1, op: "reopen" },
+        {
+          dt: 1,
+          op: "rawMessage",
+          message: {
+            role: "toolResult",
+            toolCallId: "c",
+            toolName: "shot",
+            content: [image],
+            isError: false,
+            timestamp: 9,
+          },
+        },
+        { dt: 1, op: "reopen" },
+      ],
+      11,
+    );
+    // The image went to blob storage (its base64 is past INLINE_BLOB_THRESHOLD) and came back.
+    const blobs = agent.db
+      .prepare<{ n: number }>("SELECT count(*) AS n FROM transcript_blobs")
+      .get();
+    expect(blobs?.n).toBe(1);
   });
 
   it("matches them for random scripts", async () => {

@@ -8,6 +8,7 @@ import { freezeClock, restoreClock, restoreIds, seedIds, setClock } from "./seed
 /** One call of a script; `target` picks an existing entry (modulo their count). */
 export type Op = { dt: number } & (
   | { op: "message"; role: "user" | "assistant" | "toolResult"; text: string }
+  | { op: "rawMessage"; message: object }
   | { op: "thinking"; level: string }
   | { op: "model"; provider: string; modelId: string }
   | { op: "compaction"; summary: string; target: number; tokens: number; details?: unknown }
@@ -97,6 +98,9 @@ function apply(side: Side, op: Op, at: number): void {
   switch (op.op) {
     case "message":
       m.appendMessage(message(op.role, op.text, at));
+      return;
+    case "rawMessage":
+      m.appendMessage(op.message as never);
       return;
     case "thinking":
       m.appendThinkingLevelChange(op.level);
