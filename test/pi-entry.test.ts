@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { requireBuild } from "./support/built.js";
@@ -39,5 +40,13 @@ describe("the pi entry point", () => {
   it("loads pi's SessionManager itself", async () => {
     const urls = await loaded(`${DIST}pi/index.js`);
     expect(urls.some((url) => url.includes("@mariozechner/pi-coding-agent"))).toBe(true);
+  });
+
+  it("runs the example of examples/, through the package's own name", async () => {
+    dir = mkdtempSync(join(tmpdir(), "agentstate-pi-example-"));
+    const example = fileURLToPath(new URL("../examples/pi-session-manager.mjs", import.meta.url));
+    const { stdout } = await run(process.execPath, [example, dir]);
+    expect(stdout).toMatch(/^session \S+ "Garden"\ncontext: 2 messages, model gpt-4o-mini\n/);
+    expect(stdout).toContain('first "Water the basil?"');
   });
 });
