@@ -96,10 +96,14 @@ export class AgentStateSessionManager extends PiSessionManager {
     options: AgentStateSessionOptions = {},
   ): AgentStateSessionManager {
     const id = sessionIdOf(sessionId);
-    const stored = storedSeq(agent, id) > 0 ? loadEntries(agent, id).entries : [];
-    const cwd = cwdOverride ?? headerOf(stored)?.cwd ?? process.cwd();
-    const manager = new AgentStateSessionManager(agent, cwd, options, id);
-    return manager;
+    const first = storedSeq(agent, id) > 0 ? agent.transcripts.read(id, { limit: 1 }) : [];
+    const header = headerOf(first.map((stored) => stored.event as unknown as FileEntry));
+    return new AgentStateSessionManager(
+      agent,
+      cwdOverride ?? header?.cwd ?? process.cwd(),
+      options,
+      id,
+    );
   }
 
   /** The session of `cwd` written to last, or a new one. */

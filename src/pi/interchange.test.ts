@@ -90,4 +90,19 @@ describe("sessions move between pi's files and agentstate", () => {
     expect(entry?.parentId).toBe(adapter.getLeafId());
     expect(readFileSync(file, "utf8")).toBe(`${exported}${JSON.stringify(entry)}\n`);
   });
+
+  it("pi's file mode, for contrast, lets two writers of one session fork it unnoticed", () => {
+    const dir = tempDir();
+    const pi = SessionManager.create("/work", dir);
+    pi.appendMessage(user("start"));
+    pi.appendMessage(assistant("ok"));
+    const file = pi.getSessionFile() as string;
+    const one = SessionManager.open(file);
+    const two = SessionManager.open(file);
+    const a = one.appendMessage(user("from one"));
+    const b = two.appendMessage(user("from two")); // no error: two never saw one's entry
+    const reopened = SessionManager.open(file);
+    expect(reopened.getEntry(a)?.parentId).toBe(reopened.getEntry(b)?.parentId);
+    expect(reopened.getBranch().map((e) => e.id)).not.toContain(a);
+  });
 });
