@@ -209,4 +209,17 @@ describe("AgentStateSessionManager", () => {
     again.appendMessage(user("after"));
     expect(again.getBranch().map((e) => e.type)).toEqual(["message", "message", "message"]);
   });
+
+  it("lists a session whose name and first message are too long for a summary row", async () => {
+    const state = agent();
+    const manager = AgentStateSessionManager.create(state, "/w");
+    const long = "n".repeat(100_000);
+    manager.appendMessage(user(`q${long}`));
+    manager.appendSessionInfo(` ${long} `);
+    const [info] = await AgentStateSessionManager.listAll(state);
+    expect(info?.name).toBe(long);
+    expect(info?.firstMessage).toBe(`q${long}`);
+    manager.appendSessionInfo("short");
+    expect((await AgentStateSessionManager.listAll(state))[0]?.name).toBe("short");
+  });
 });

@@ -36,6 +36,12 @@ function firstMessage(agent: AgentState, sessionId: string, summary: SessionSumm
   return text || "(no messages)";
 }
 
+function nameOf(agent: AgentState, sessionId: string, summary: SessionSummary) {
+  if (summary.nameId === undefined) return summary.name;
+  const name = agent.transcripts.get(sessionId, summary.nameId)?.event.name;
+  return typeof name === "string" ? name.trim() : undefined;
+}
+
 /** Every user and assistant text of the session, joined as pi's list does; read when asked. */
 function allMessagesText(agent: AgentState, sessionId: string): string {
   const texts: string[] = [];
@@ -64,7 +70,7 @@ function toInfo(
     path: sessionId,
     id: sessionId,
     cwd: summary.cwd,
-    name: summary.name,
+    name: nameOf(agent, sessionId, summary),
     parentSessionPath: summary.parentSession,
     created: new Date(created),
     modified: new Date(modified),

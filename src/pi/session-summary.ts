@@ -1,8 +1,11 @@
 import type { FileEntry, SessionHeader } from "@mariozechner/pi-coding-agent";
 import type { JsonValue } from "../stores/json.js";
 
-/** A first user message longer than this is kept by its entry id, read when a list asks for it. */
-const MAX_INLINE_FIRST_MESSAGE = 4096;
+/**
+ * A first user message or a name longer than this is kept by its entry id and read when a list
+ * asks for it: the summary stays a small kv value whatever the session holds.
+ */
+const MAX_INLINE_TEXT = 4096;
 
 /**
  * What `list` needs of a session without reading its entries: pi's `SessionInfo` fields, kept
@@ -14,6 +17,7 @@ export interface SessionSummary {
   created: string;
   parentSession?: string;
   name?: string;
+  nameId?: string;
   /** Unix ms of the last user or assistant message, as pi's `modified` counts it. */
   lastActivity?: number;
   messageCount: number;
@@ -50,8 +54,10 @@ export function emptySummary(header: SessionHeader | null): SessionSummary {
 export function addToSummary(summary: SessionSummary, entry: FileEntry): void {
   if (entry.type === "session_info") {
     const name = typeof entry.name === "string" ? entry.name.trim() : "";
-    if (name === "") delete summary.name;
-    else summary.name = name;
+    delete summary.name;
+    delete summary.nameId;
+    if (name.length > MAX_INLINE_TEXT) summary.nameId = entry.id;
+    else if (name !== "") summary.name = name;
   }
   if (entry.type !== "message") return;
   summary.messageCount++;
@@ -63,7 +69,7 @@ export function addToSummary(summary: SessionSummary, entry: FileEntry): void {
   if (!Number.isNaN(at)) summary.lastActivity = Math.max(summary.lastActivity ?? 0, at);
   if (text === "" || message.role !== "user") return;
   if (summary.firstMessage !== undefined || summary.firstMessageId !== undefined) return;
-  if (text.length <= MAX_INLINE_FIRST_MESSAGE) summary.firstMessage = text;
+  if (text.length <= MAX_INLINE_TEXT) summary.firstMessage = text;
   else summary.firstMessageId = entry.id;
 }
 
