@@ -41,7 +41,15 @@ function discoverModules() {
 
 const MODULES = discoverModules();
 /** Measured on each engine. */
-const DRIVER_MODULES = new Set(["append", "patch", "tail", "search", "backup", "doctor"]);
+const DRIVER_MODULES = new Set([
+  "append",
+  "patch",
+  "tail",
+  "search",
+  "backup",
+  "doctor",
+  "startup",
+]);
 
 /**
  * The runtimes to measure on. `npm run bench` starts this script on npm's PATH, where the pinned

@@ -32,7 +32,18 @@ const FIRST_READ = `
   const home = openStateHome({ home: process.argv[1], create: false });
   if (home.kv.get("bench", "greeting") !== "hello") process.exit(1);
   home.close();`;
-const BARE_READ = `
+// The bare floor on the engine the library picks in this runtime: node:sqlite where it is forced
+// (the Node 24 run), better-sqlite3 otherwise.
+const BARE_READ =
+  process.env.AGENTSTATE_SQLITE_DRIVER === "node"
+    ? `
+  const { DatabaseSync } = await import("node:sqlite");
+  const db = new DatabaseSync(process.argv[1] + "/state/state.sqlite");
+  db.exec("PRAGMA journal_mode = WAL");
+  const row = db.prepare("SELECT value_json FROM kv WHERE scope = 'bench' AND key = 'greeting'").get();
+  if (JSON.parse(row.value_json) !== "hello") process.exit(1);
+  db.close();`
+    : `
   const { default: Database } = await import("better-sqlite3");
   const db = new Database(process.argv[1] + "/state/state.sqlite");
   db.pragma("journal_mode = WAL");
