@@ -9,7 +9,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { isStateError, StateError } from "../db/errors.js";
-import { describeHolders, findFileHolders } from "../db/file-holders.js";
+import { refuseHeldHome } from "../db/file-holders.js";
 import { DIR_MODE, ensurePrivateDir, FILE_MODE } from "../db/files.js";
 import {
   beginRestoreWork,
@@ -63,17 +63,6 @@ function conflict(target: string, what: string, paths: readonly string[]): State
     "E_CONFLICT",
     `${target} already has ${what} (${describePaths(target, paths)}); restore into a new or empty home, or pass --force to move the old home aside (into ${BACKUPS_DIR}/replaced-<time>/)`,
     { details: { home: target, paths } },
-  );
-}
-
-/** Another process with a file of the home open would go on writing into the moved-aside copy. */
-function refuseIfHeld(target: string): void {
-  const holders = findFileHolders(target);
-  if (holders === null || holders.length === 0) return;
-  throw new StateError(
-    "E_BUSY",
-    `${target} is open in another process: ${describeHolders(holders)}; stop it, then restore`,
-    { details: { home: target, holders } },
   );
 }
 
@@ -238,14 +227,15 @@ export async function restoreBackup(
   if (existsSync(target)) settlePendingRestore(target);
   const existing = existingDatabases(target);
   if (existing.length > 0 && !force) throw conflict(target, "databases", existing);
-  refuseIfHeld(target);
+  // Another process with a file of the home open would go on writing into the moved-aside copy.
+  refuseHeldHome(target, "restore");
   const created = prepareTarget(target);
   let restored = false;
   const work = beginRestoreWork(target);
   try {
     const { report, manifest, items } = await stage(archive, work);
     const journal = journalFor(target, items, force);
-    refuseIfHeld(target);
+    refuseHeldHome(target, "restore");
     commitRestore(target, journal);
     restored = true;
     return summarize(archive, target, manifest, items, journal, report);
