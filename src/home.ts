@@ -10,6 +10,7 @@ import type { DriverName, SqlStatement } from "./db/driver.js";
 import { chooseDriver } from "./db/driver-choice.js";
 import { StateError } from "./db/errors.js";
 import type { JournalMode } from "./db/filesystem.js";
+import { layoutUpgradePending, type UpgradeProgressListener } from "./db/layout-upgrade.js";
 import { settlePendingRestore } from "./db/pending-restore.js";
 import { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
 import { validateAgentId } from "./ids.js";
@@ -100,6 +101,12 @@ export interface OpenStateHomeOptions {
    * complete (Node 24), else better-sqlite3.
    */
   driver?: DriverName;
+  /**
+   * Told how the data upgrade of an agent database written by an older release is going. The
+   * upgrade runs once, when the agent is first opened, in bounded transactions; a process killed
+   * during it resumes where it stopped on the next open.
+   */
+  onUpgradeProgress?: UpgradeProgressListener;
 }
 
 export interface AgentOpenOptions {
@@ -107,8 +114,20 @@ export interface AgentOpenOptions {
   create?: boolean;
 }
 
-const HOME_OPTION_KEYS = new Set(["home", "create", "readonly", "journalMode", "driver"]);
+const HOME_OPTION_KEYS = new Set([
+  "home",
+  "create",
+  "readonly",
+  "journalMode",
+  "driver",
+  "onUpgradeProgress",
+]);
 const AGENT_OPTION_KEYS = new Set(["create"]);
+
+type HomeDatabaseOptions = Pick<
+  OpenStateHomeOptions,
+  "readonly" | "journalMode" | "driver" | "onUpgradeProgress"
+>;
 
 function rejectUnknown(options: object, allowed: Set<string>, where: string): void {
   for (const key of Object.keys(options)) {
@@ -135,13 +154,9 @@ export class StateHome extends GlobalStores {
   private readonly insertAgent: SqlStatement;
   private readonly upsertAgentDatabase: SqlStatement;
   private readonly selectAgents: SqlStatement<AgentRegistryRow & AgentDatabaseRow>;
-  private readonly openOptions: Pick<OpenStateHomeOptions, "readonly" | "journalMode" | "driver">;
+  private readonly openOptions: HomeDatabaseOptions;
 
-  constructor(
-    path: string,
-    db: Database,
-    options: Pick<OpenStateHomeOptions, "readonly" | "journalMode" | "driver"> = {},
-  ) {
+  constructor(path: string, db: Database, options: HomeDatabaseOptions = {}) {
     super(db);
     this.path = path;
     this.db = db;
@@ -251,10 +266,13 @@ export class StateHome extends GlobalStores {
 function openHomeDatabase(
   path: string,
   role: DatabaseRole,
-  options: Pick<OpenStateHomeOptions, "readonly" | "journalMode" | "driver">,
+  options: HomeDatabaseOptions,
 ): Database {
   const db = openDatabase({ path, role, ...options });
-  if (!options.readonly || db.schemaVersion >= latestSchemaVersion(role)) return db;
+  const current =
+    db.schemaVersion >= latestSchemaVersion(role) &&
+    (role !== "agent" || !layoutUpgradePending(db));
+  if (!options.readonly || current) return db;
   db.close();
   const { readonly: _, ...writable } = options;
   openDatabase({ path, role, create: false, ...writable }).close();
@@ -275,15 +293,14 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
       { details: { home: path } },
     );
   }
-  const { readonly, journalMode } = options;
+  const { readonly, journalMode, onUpgradeProgress } = options;
   const dbOptions = {
     ...(readonly ? { readonly } : {}),
     ...(journalMode ? { journalMode } : {}),
     driver,
   };
-  return new StateHome(
-    path,
-    openDatabase({ path: globalPath, role: "global", ...dbOptions }),
-    dbOptions,
-  );
+  return new StateHome(path, openDatabase({ path: globalPath, role: "global", ...dbOptions }), {
+    ...dbOptions,
+    ...(onUpgradeProgress ? { onUpgradeProgress } : {}),
+  });
 }

@@ -13,6 +13,7 @@ import {
   type JournalMode,
   resolveJournalMode,
 } from "./filesystem.js";
+import { finishLayoutUpgrade, type UpgradeProgressListener } from "./layout-upgrade.js";
 import { type DatabaseRole, latestSchemaVersion, type MigrationResult, migrate } from "./schema.js";
 
 export type CheckpointMode = "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE";
@@ -45,9 +46,22 @@ export interface OpenDatabaseOptions {
    * `$AGENTSTATE_SQLITE_DRIVER`, else node:sqlite where it is complete, else better-sqlite3.
    */
   driver?: DriverFactory | DriverName;
+  /**
+   * Told how a data upgrade of an older database is going (it copies rows in bounded
+   * transactions before the open returns; a process killed during it resumes on the next open).
+   */
+  onUpgradeProgress?: UpgradeProgressListener;
 }
 
-const OPEN_OPTION_KEYS = new Set(["path", "role", "create", "readonly", "journalMode", "driver"]);
+const OPEN_OPTION_KEYS = new Set([
+  "path",
+  "role",
+  "create",
+  "readonly",
+  "journalMode",
+  "driver",
+  "onUpgradeProgress",
+]);
 
 /** The pragmas every connection gets, in the order they must be set. */
 export const CONNECTION_PRAGMAS = [
@@ -75,6 +89,7 @@ export class Database {
   readonly migration: MigrationResult;
   private readonly driver: SqlDriver;
   private savepointDepth = 0;
+  private queryOnly: boolean | undefined;
   /** Transaction-control statements, prepared on first use: parsing them per call was a hot spot. */
   private readonly control = new Map<string, SqlStatement>();
 
@@ -92,6 +107,12 @@ export class Database {
   /** The engine behind this connection. */
   get driverName(): DriverName {
     return this.driver.name;
+  }
+
+  /** True for a connection opened with `readonly` (`query_only`): it cannot write at all. */
+  get readonly(): boolean {
+    this.queryOnly ??= this.pragma("query_only") === 1;
+    return this.queryOnly;
   }
 
   get schemaVersion(): number {
@@ -150,6 +171,27 @@ export class Database {
       throw error;
     } finally {
       this.savepointDepth--;
+    }
+  }
+
+  /**
+   * Runs `fn` in a read transaction (`BEGIN DEFERRED`): every statement in it sees one snapshot,
+   * and no write lock is taken, so it works on a read-only connection too. Inside another
+   * transaction it simply runs.
+   */
+  snapshot<T>(fn: () => T): T {
+    if (typeof fn !== "function") throw new TypeError("Expected a function for snapshot()");
+    this.assertOpen();
+    if (this.driver.inTransaction) return fn();
+    this.run("BEGIN DEFERRED");
+    try {
+      const result = fn();
+      if (isPromiseLike(result)) {
+        throw new TypeError("Expected a synchronous snapshot body; snapshot() got a Promise");
+      }
+      return result;
+    } finally {
+      if (this.driver.inTransaction) this.run("COMMIT");
     }
   }
 
@@ -261,6 +303,7 @@ function createDatabaseFile(
     try {
       applyPragmas(driver, mode);
       migrate(driver, role);
+      if (role === "agent") finishLayoutUpgrade(driver);
     } finally {
       driver.close();
     }
@@ -333,6 +376,9 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
   try {
     applyPragmas(driver, mode);
     const migration = migrate(driver, options.role);
+    if (options.role === "agent") {
+      finishLayoutUpgrade(driver, { onProgress: options.onUpgradeProgress });
+    }
     tightenFiles([path, `${path}-wal`, `${path}-shm`]);
     return new Database(driver, options.role, migration);
   } catch (error) {

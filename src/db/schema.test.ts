@@ -11,7 +11,6 @@ import { SESSION_ENTRY_COLUMNS } from "../stores/agent/session-store.js";
 import { TOPIC_COLUMNS, TOPIC_MEMBERSHIP_COLUMNS } from "../stores/agent/topic-rows.js";
 import {
   EVENT_COLUMNS,
-  IDENTITY_COLUMNS,
   SESSION_COLUMNS,
   SNAPSHOT_COLUMNS,
 } from "../stores/agent/transcript-rows.js";
@@ -80,7 +79,6 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     session_entries: SESSION_ENTRY_COLUMNS,
     sessions: SESSION_COLUMNS,
     transcript_events: EVENT_COLUMNS,
-    transcript_event_identities: IDENTITY_COLUMNS,
     transcript_snapshots: SNAPSHOT_COLUMNS,
     vfs_entries: VFS_ENTRY_COLUMNS,
     vfs_chunks: VFS_CHUNK_COLUMNS,

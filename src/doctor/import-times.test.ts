@@ -55,7 +55,7 @@ function storedTimes(home: string, sessionId: string): SessionTimes | undefined 
     return state
       .agent("main", { create: false })
       .db.prepare<SessionTimes>(
-        "SELECT created_at, updated_at, ended_at FROM sessions WHERE session_id = ?",
+        "SELECT created_at, updated_at, ended_at FROM agentstate_sessions_v1 WHERE session_id = ?",
       )
       .get(sessionId);
   } finally {

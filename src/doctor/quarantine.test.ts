@@ -65,7 +65,7 @@ function eventIds(home: string): string[] {
   try {
     return db
       .prepare<{ id: string }>(
-        "SELECT json_extract(event_json, '$.id') AS id FROM transcript_events WHERE session_id = ? ORDER BY seq",
+        "SELECT event_id AS id FROM agentstate_events_v1 WHERE session_id = ? ORDER BY seq",
       )
       .all(SESSION)
       .map((row) => row.id);

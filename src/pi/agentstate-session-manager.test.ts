@@ -17,7 +17,7 @@ const user = (text: string) => ({ role: "user" as const, content: text, timestam
 function rows(state: AgentState, sessionId: string): { seq: number; json: string }[] {
   return state.db
     .prepare<{ seq: number; event_json: string }>(
-      "SELECT seq, event_json FROM transcript_events WHERE session_id = ? ORDER BY seq",
+      "SELECT seq, event_json FROM agentstate_events_v1 WHERE session_id = ? ORDER BY seq",
     )
     .all(sessionId)
     .map((row) => ({ seq: row.seq, json: row.event_json }));

@@ -12,7 +12,7 @@ interface IdentityRow {
   event_id: string;
   seq: number;
   event_type: string;
-  /** The parent id when the event has one (`has_parent`), else null. */
+  /** The parent id when the event has one, else null. */
   parent: string | null;
 }
 
@@ -46,17 +46,17 @@ export interface TranscriptTreeSummary {
 const statements = new WeakMap<Database, SqlStatement<IdentityRow>>();
 
 /**
- * Identity rows only: the tree's shape and seqs without reading a byte of event JSON. Turning
+ * Key columns only: the tree's shape and seqs without reading a byte of event JSON. Turning
  * rows into JS objects is most of the cost (the scan itself is a few ms for 34,000 events), so
- * the statement returns as few columns as it can, in primary-key order, sorted here: `ORDER BY
- * seq` would walk the seq index and look every row up in the table.
+ * the statement returns as few columns as it can, in whatever order SQLite finds cheapest,
+ * sorted here.
  */
 function identities(db: Database, sessionId: string): IdentityRow[] {
   let statement = statements.get(db);
   if (statement === undefined) {
     statement = db.prepare<IdentityRow>(
-      `SELECT event_id, seq, event_type, CASE WHEN has_parent THEN parent_id END AS parent
-       FROM transcript_event_identities WHERE session_id = ?`,
+      `SELECT event_id, seq, event_type, parent_id AS parent FROM transcript_events
+       WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?)`,
     );
     statements.set(db, statement);
   }

@@ -81,6 +81,7 @@ describe("secret_ref facts in recall", () => {
           const { id } = db
             .prepare<{ id: number }>("UPDATE facts SET value = ? WHERE fact_id = ? RETURNING id")
             .get(value, written.factId) as { id: number };
+          db.prepare("DELETE FROM facts_fts WHERE rowid = ?").run(id);
           db.prepare("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)").run(id, value);
         });
         s.others.forEach((f, i) => {

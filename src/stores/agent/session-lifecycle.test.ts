@@ -118,7 +118,7 @@ describe("SessionLifecycle", () => {
     expect(agent.lifecycle.delete(session.sessionId)).toBe(true);
     for (const table of [
       "transcript_events",
-      "transcript_event_identities",
+      "transcript_fts",
       "transcript_snapshots",
       "transcript_blobs",
       "transcript_blob_refs",

@@ -9,7 +9,12 @@ import { checkSessionId } from "./ids.js";
 import type { SessionEntry, SessionStore } from "./session-store.js";
 import type { SnapshotStore, TranscriptSnapshot } from "./snapshot-store.js";
 import type { TranscriptBranches } from "./transcript-branches.js";
-import { type SessionInfo, type SessionRow, sessionFromRow } from "./transcript-rows.js";
+import {
+  SESSION_WITH_TAIL,
+  type SessionInfo,
+  type SessionTailRow,
+  sessionFromRow,
+} from "./transcript-rows.js";
 import { TRANSCRIPT_HEADER_VERSION, type TranscriptStore } from "./transcript-store.js";
 
 export interface StartOptions {
@@ -57,8 +62,8 @@ interface NewSessionRow {
 export class SessionLifecycle {
   private readonly insertSession: SqlStatement;
   private readonly endSession: SqlStatement;
-  private readonly selectSession: SqlStatement<SessionRow>;
-  private readonly selectByKey: SqlStatement<SessionRow>;
+  private readonly selectSession: SqlStatement<SessionTailRow>;
+  private readonly selectByKey: SqlStatement<SessionTailRow>;
   private readonly deleteSession: SqlStatement;
   private readonly upsertKey: SqlStatement;
   private readonly insertImported: SqlStatement;
@@ -79,9 +84,9 @@ export class SessionLifecycle {
     this.endSession = db.prepare(
       "UPDATE sessions SET ended_at = ?, updated_at = max(updated_at, ?) WHERE session_id = ? AND ended_at IS NULL",
     );
-    this.selectSession = db.prepare("SELECT * FROM sessions WHERE session_id = ?");
+    this.selectSession = db.prepare(`${SESSION_WITH_TAIL} WHERE s.session_id = ?`);
     this.selectByKey = db.prepare(
-      "SELECT * FROM sessions WHERE session_key = ? ORDER BY created_at, rowid",
+      `${SESSION_WITH_TAIL} WHERE s.session_key = ? ORDER BY s.created_at, s.session_no`,
     );
     this.deleteSession = db.prepare("DELETE FROM sessions WHERE session_id = ?");
     this.upsertKey = db.prepare(

@@ -59,7 +59,8 @@ export class TopicStore {
     this.clock = checkOptions(options, ["clock"], "TopicStore").clock ?? Date.now;
     this.selectSession = db.prepare("SELECT 1 FROM sessions WHERE session_id = ?");
     this.selectEvent = db.prepare(
-      "SELECT 1 FROM transcript_event_identities WHERE session_id = ? AND event_id = ?",
+      `SELECT 1 FROM transcript_events WHERE event_id = ?2
+         AND session_no = (SELECT session_no FROM sessions WHERE session_id = ?1)`,
     );
     this.insertRow = db.prepare(
       `INSERT INTO topics (${TOPIC_COLUMNS.join(", ")})
@@ -106,9 +107,10 @@ export class TopicStore {
       "DELETE FROM topic_membership WHERE session_id = ? AND event_id = ? AND topic_id = ?",
     );
     this.membersOf = db.prepare(
-      `SELECT m.* FROM topic_membership m JOIN transcript_event_identities i
-         ON i.session_id = m.session_id AND i.event_id = m.event_id
-       WHERE m.session_id = ? AND m.topic_id = ? ORDER BY i.seq LIMIT ?`,
+      `SELECT m.* FROM topic_membership m
+         JOIN sessions s ON s.session_id = m.session_id
+         JOIN transcript_events e ON e.session_no = s.session_no AND e.event_id = m.event_id
+       WHERE m.session_id = ? AND m.topic_id = ? ORDER BY e.seq LIMIT ?`,
     );
     this.topicsOfEvent = db.prepare(
       `SELECT * FROM topic_membership WHERE session_id = ? AND event_id = ?

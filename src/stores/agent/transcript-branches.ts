@@ -6,7 +6,12 @@ import { buildContext, type ContextEntry } from "../../transcript/context.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { TranscriptTree } from "../../transcript/tree.js";
 import { checkSessionId } from "./ids.js";
-import { type SessionInfo, type SessionRow, sessionFromRow } from "./transcript-rows.js";
+import {
+  SESSION_WITH_TAIL,
+  type SessionInfo,
+  type SessionTailRow,
+  sessionFromRow,
+} from "./transcript-rows.js";
 import type { AppendResult, TranscriptStore } from "./transcript-store.js";
 
 export interface ForkOptions {
@@ -23,17 +28,16 @@ export interface ForkOptions {
 interface TreeRow {
   event_id: string;
   parent_id: string | null;
-  has_parent: number;
   event_type: string;
 }
 
 /**
  * The tree side of a transcript: which branch is current, moving between branches, labels,
- * forks into new sessions, and the model context of a branch. Works on identity rows where it
- * can, so walking the tree never parses event JSON.
+ * forks into new sessions, and the model context of a branch. Works on the key columns of the
+ * event rows where it can, so walking the tree never parses event JSON.
  */
 export class TranscriptBranches {
-  private readonly selectSession: SqlStatement<SessionRow>;
+  private readonly selectSession: SqlStatement<SessionTailRow>;
   private readonly selectTree: SqlStatement<TreeRow>;
   private readonly updateLeaf: SqlStatement;
   private readonly insertSession: SqlStatement;
@@ -42,12 +46,17 @@ export class TranscriptBranches {
     private readonly db: Database,
     private readonly transcripts: TranscriptStore,
   ) {
-    this.selectSession = db.prepare("SELECT * FROM sessions WHERE session_id = ?");
+    this.selectSession = db.prepare(`${SESSION_WITH_TAIL} WHERE s.session_id = ?`);
     this.selectTree = db.prepare(
-      `SELECT event_id, parent_id, has_parent, event_type FROM transcript_event_identities
-       WHERE session_id = ? ORDER BY seq`,
+      `SELECT event_id, parent_id, event_type FROM transcript_events
+       WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?) ORDER BY seq`,
     );
-    this.updateLeaf = db.prepare("UPDATE sessions SET leaf_event_id = ? WHERE session_id = ?");
+    // The leaf moves by an override that holds while the log still ends where it ended now.
+    this.updateLeaf = db.prepare(
+      `UPDATE sessions SET leaf_override_id = ?, leaf_override_seq =
+         (SELECT coalesce(max(seq), 0) FROM transcript_events WHERE session_no = sessions.session_no)
+       WHERE session_id = ?`,
+    );
     this.insertSession = db.prepare(
       `INSERT INTO sessions (session_id, session_key, created_at, updated_at, reset_reason, predecessor_id)
        VALUES (?, ?, ?, ?, ?, ?)`,
@@ -74,7 +83,7 @@ export class TranscriptBranches {
       this.selectTree.all(checkSessionId(sessionId)).map((row) => ({
         id: row.event_id,
         type: row.event_type,
-        parentId: row.has_parent ? row.parent_id : null,
+        parentId: row.parent_id,
       })),
     );
   }

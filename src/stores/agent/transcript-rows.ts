@@ -10,27 +10,41 @@ export interface SessionRow {
   reset_reason: string | null;
   reset_message: string | null;
   predecessor_id: string | null;
+  session_no: number;
+  leaf_override_id: string | null;
+  leaf_override_seq: number | null;
+}
+
+/** A session row with its tail, as SESSION_WITH_TAIL selects it. */
+export interface SessionTailRow extends SessionRow {
   last_seq: number;
   leaf_event_id: string | null;
+  /** The later of `updated_at` and the time of the last event. */
+  active_at: number;
 }
+
+/**
+ * Sessions with their tail, read from their last event rather than stored on the row (appends do
+ * not rewrite it): the last seq, the leaf (the last event, unless `branch()` moved it since), and
+ * the time of the last activity. Append a WHERE clause on `s`.
+ */
+export const SESSION_WITH_TAIL = `SELECT s.*, coalesce(t.seq, 0) AS last_seq,
+    CASE WHEN s.leaf_override_seq = coalesce(t.seq, 0) THEN s.leaf_override_id
+         WHEN t.event_type = 'session' THEN NULL ELSE t.event_id END AS leaf_event_id,
+    max(s.updated_at, coalesce(t.created_at, 0)) AS active_at
+  FROM sessions s LEFT JOIN transcript_events t ON t.session_no = s.session_no
+    AND t.seq = (SELECT max(seq) FROM transcript_events WHERE session_no = s.session_no)`;
 
 export interface EventRow {
   id: number;
-  session_id: string;
+  session_no: number;
   seq: number;
-  event_json: string;
-  created_at: number;
-}
-
-export interface IdentityRow {
-  session_id: string;
   event_id: string;
-  seq: number;
   event_type: string;
-  has_parent: number;
   parent_id: string | null;
-  message_idempotency_key: string | null;
+  idempotency_key: string | null;
   created_at: number;
+  event_json: string;
 }
 
 export interface SnapshotRow {
@@ -51,25 +65,20 @@ export const SESSION_COLUMNS = columnsOf<SessionRow>()(
   "reset_reason",
   "reset_message",
   "predecessor_id",
-  "last_seq",
-  "leaf_event_id",
+  "session_no",
+  "leaf_override_id",
+  "leaf_override_seq",
 );
 export const EVENT_COLUMNS = columnsOf<EventRow>()(
   "id",
-  "session_id",
+  "session_no",
   "seq",
-  "event_json",
-  "created_at",
-);
-export const IDENTITY_COLUMNS = columnsOf<IdentityRow>()(
-  "session_id",
   "event_id",
-  "seq",
   "event_type",
-  "has_parent",
   "parent_id",
-  "message_idempotency_key",
+  "idempotency_key",
   "created_at",
+  "event_json",
 );
 export const SNAPSHOT_COLUMNS = columnsOf<SnapshotRow>()(
   "session_id",
@@ -94,12 +103,12 @@ export interface SessionInfo {
   leafEventId: string | null;
 }
 
-export function sessionFromRow(row: SessionRow): SessionInfo {
+export function sessionFromRow(row: SessionTailRow): SessionInfo {
   return {
     sessionId: row.session_id,
     sessionKey: row.session_key,
     createdAt: row.created_at,
-    updatedAt: row.updated_at,
+    updatedAt: row.active_at,
     endedAt: row.ended_at,
     resetReason: row.reset_reason,
     resetMessage: row.reset_message,

@@ -3,10 +3,11 @@ import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { searchTerms, toFtsQuery } from "../../transcript/fts-query.js";
+import { scoreDocuments } from "../../transcript/pending-match.js";
 import { isRecord } from "../../transcript/record.js";
 import { searchableText } from "../../transcript/search-text.js";
 import { makeSnippet } from "../../transcript/snippet.js";
-import type { EventRow } from "./transcript-rows.js";
+import { indexedText, TranscriptIndex } from "./transcript-index.js";
 
 export interface SearchOptions {
   /** Only this session. */
@@ -30,25 +31,46 @@ export interface SearchHit {
   highlights: Array<[number, number]>;
 }
 
-type HitRow = EventRow & { score: number };
+interface HitRow {
+  session_id: string;
+  seq: number;
+  event_json: string;
+  score: number;
+}
 
 /**
  * Full-text search over message text, tool results and summaries (FTS5, bm25 ranking). Any user
  * string is safe: it is reduced to quoted words before it reaches MATCH.
+ *
+ * Never stale: events are indexed behind a watermark, not in their append, so a search first
+ * takes in what is pending. A writable connection indexes it, in the transaction of its MATCH; a
+ * read-only one cannot write, so it matches the pending events itself (pending-match.ts), which
+ * the writers keep to a few dozen.
  */
 export class TranscriptSearch {
+  private readonly index: TranscriptIndex;
   private readonly all: SqlStatement<HitRow>;
   private readonly inSession: SqlStatement<HitRow>;
+  private readonly pendingAll: SqlStatement<HitRow & { id: number }>;
+  private readonly pendingInSession: SqlStatement<HitRow & { id: number }>;
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     readonly agentId: string,
   ) {
-    const base = `SELECT e.*, bm25(transcript_fts) AS score FROM transcript_fts
+    this.index = new TranscriptIndex(db);
+    const base = `SELECT s.session_id, e.seq, e.event_json, bm25(transcript_fts) AS score
+      FROM transcript_fts
       JOIN transcript_events e ON e.id = transcript_fts.rowid
+      JOIN sessions s ON s.session_no = e.session_no
       WHERE transcript_fts MATCH ?`;
     this.all = db.prepare(`${base} ORDER BY score LIMIT ?`);
-    this.inSession = db.prepare(`${base} AND e.session_id = ? ORDER BY score LIMIT ?`);
+    this.inSession = db.prepare(`${base} AND s.session_id = ? ORDER BY score LIMIT ?`);
+    const pending = `SELECT e.id, s.session_id, e.seq, e.event_json, 0 AS score
+      FROM transcript_events e JOIN sessions s ON s.session_no = e.session_no
+      WHERE e.id > ?`;
+    this.pendingAll = db.prepare(pending);
+    this.pendingInSession = db.prepare(`${pending} AND s.session_id = ?`);
   }
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
@@ -59,12 +81,50 @@ export class TranscriptSearch {
     }
     const match = toFtsQuery(query);
     if (match === null) return [];
-    const rows =
-      sessionId === undefined
-        ? this.all.all(match, limit)
-        : this.inSession.all(match, sessionId, limit);
+    const rows = this.db.readonly
+      ? this.db.snapshot(() =>
+          this.withPending(this.matchIndexed(match, sessionId, limit), match, sessionId, limit),
+        )
+      : this.caughtUp(() => this.matchIndexed(match, sessionId, limit));
     const terms = searchTerms(query);
     return rows.map((row) => this.toHit(row, terms));
+  }
+
+  private matchIndexed(match: string, sessionId: string | undefined, limit: number): HitRow[] {
+    return sessionId === undefined
+      ? this.all.all(match, limit)
+      : this.inSession.all(match, sessionId, limit);
+  }
+
+  /** Runs `read` after indexing the backlog, in one transaction when there is one. */
+  private caughtUp(read: () => HitRow[]): HitRow[] {
+    if (this.index.backlog() === 0) return read();
+    return this.db.tx(() => {
+      this.index.indexPending();
+      return read();
+    });
+  }
+
+  /** The indexed hits merged with matches among the events above the watermark. */
+  private withPending(
+    indexed: HitRow[],
+    match: string,
+    sessionId: string | undefined,
+    limit: number,
+  ): HitRow[] {
+    const mark = this.index.mark();
+    const pending =
+      sessionId === undefined
+        ? this.pendingAll.all(mark)
+        : this.pendingInSession.all(mark, sessionId);
+    if (pending.length === 0) return indexed;
+    const texts = pending.map((row) => indexedText(JSON.parse(row.event_json) as TranscriptEvent));
+    const scores = scoreDocuments(texts, match);
+    const found = pending.flatMap((row, i) => {
+      const score = scores[i];
+      return score === null || score === undefined ? [] : [{ ...row, score }];
+    });
+    return [...indexed, ...found].sort((a, b) => a.score - b.score).slice(0, limit);
   }
 
   private toHit(row: HitRow, terms: readonly string[]): SearchHit {

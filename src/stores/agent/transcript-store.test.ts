@@ -33,24 +33,27 @@ describe("TranscriptStore.append", () => {
     expect(Object.keys(second.event).slice(0, 4)).toEqual(["type", "id", "parentId", "timestamp"]);
     const rows = db
       .prepare<{ seq: number; event_json: string }>(
-        "SELECT seq, event_json FROM transcript_events WHERE session_id = 's1' ORDER BY seq",
+        `SELECT seq, event_json FROM transcript_events
+         WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = 's1') ORDER BY seq`,
       )
       .all();
     const header = JSON.parse(rows[0]?.event_json ?? "{}");
     expect(header).toMatchObject({ type: "session", version: 3, id: "s1", cwd: "/w" });
     expect(rows.map((r) => r.seq)).toEqual([1, 2, 3]);
-    expect(db.prepare("SELECT session_key, last_seq, leaf_event_id FROM sessions").get()).toEqual({
+    expect(db.prepare("SELECT session_key, leaf_override_id FROM sessions").get()).toEqual({
       session_key: "agent:main:main",
-      last_seq: 3,
-      leaf_event_id: second.event.id,
+      leaf_override_id: null,
     });
     expect(
       db
         .prepare(
-          "SELECT event_id, has_parent, parent_id FROM transcript_event_identities WHERE seq = 3",
+          "SELECT event_id, event_type, parent_id FROM transcript_events WHERE seq IN (1, 3) ORDER BY seq",
         )
-        .get(),
-    ).toEqual({ event_id: second.event.id, has_parent: 1, parent_id: first.event.id });
+        .all(),
+    ).toEqual([
+      { event_id: "s1", event_type: "session", parent_id: null },
+      { event_id: second.event.id, event_type: "message", parent_id: first.event.id },
+    ]);
     db.close();
   });
 
@@ -153,7 +156,8 @@ describe("TranscriptStore.append", () => {
     store.append("t", image("same picture"));
     const stored = db
       .prepare<{ event_json: string }>(
-        "SELECT event_json FROM transcript_events WHERE seq = 2 AND session_id = 's'",
+        `SELECT event_json FROM transcript_events
+         WHERE seq = 2 AND session_no = (SELECT session_no FROM sessions WHERE session_id = 's')`,
       )
       .get();
     expect(stored?.event_json.length).toBeLessThan(600);
@@ -192,10 +196,12 @@ describe("TranscriptStore.append", () => {
     ]);
     expect(
       db
-        .prepare("SELECT last_seq, leaf_event_id, updated_at FROM sessions WHERE session_id = 's'")
+        .prepare(
+          "SELECT event_count, leaf_event_id, updated_at FROM agentstate_sessions_v1 WHERE session_id = 's'",
+        )
         .get(),
     ).toEqual({
-      last_seq: 5,
+      event_count: 5,
       leaf_event_id: "d",
       updated_at: Date.parse("2099-01-01T00:00:04.000Z"),
     });

@@ -6,9 +6,9 @@ import { BLOB_REF_PREFIX, encodeForStorage, restoreInlineBlobs } from "../../tra
 import { parentIdOf, type TranscriptEvent } from "../../transcript/event.js";
 import { encodeEvent } from "../../transcript/jsonl-codec.js";
 import { isRecord } from "../../transcript/record.js";
-import { searchableText } from "../../transcript/search-text.js";
 import { checkEventId, checkSessionId } from "./ids.js";
-import type { EventRow, IdentityRow, SessionRow } from "./transcript-rows.js";
+import { TranscriptIndex } from "./transcript-index.js";
+import { type EventRow, SESSION_WITH_TAIL, type SessionTailRow } from "./transcript-rows.js";
 
 /** Inline base64 payloads at least this long move to `transcript_blobs` at append time. */
 export const INLINE_BLOB_THRESHOLD = 16 * 1024;
@@ -56,13 +56,34 @@ export interface AppendResult extends StoredEvent {
   deduplicated: boolean;
 }
 
+/** Where a session's log ends, as one append transaction sees it. */
+interface SessionTail {
+  sessionNo: number;
+  lastSeq: number;
+  /** Where the next event attaches: the last event, unless `branch()` moved it. */
+  leaf: string | null;
+}
+
 /** One append transaction's view of its session; see TranscriptStore.startBatch. */
 interface AppendBatch {
   readonly sessionId: string;
-  session: SessionRow | undefined;
-  tailDirty: boolean;
+  tail: SessionTail | undefined;
   /** Stored events by id for the ids a batch names, or null to look each one up. */
   known: Map<string, StoredEvent> | null;
+  /** The id of the last row written, for the search index. */
+  lastId: number;
+}
+
+interface SessionHead {
+  session_no: number;
+  leaf_override_id: string | null;
+  leaf_override_seq: number | null;
+}
+
+interface LastEvent {
+  seq: number;
+  event_id: string;
+  event_type: string;
 }
 
 export interface SessionScope {
@@ -114,29 +135,27 @@ function checkLimit(limit: number, max: number): number {
 /**
  * The event log of an agent's sessions. One append is one transaction: ensure the session and its
  * header, honour the idempotency key, take the parent from the current leaf, assign the next seq,
- * record the identity row and the search text. Events keep the legacy record shape, so a JSONL
+ * write the event row. The search index follows in bulk (TranscriptIndex). Events keep the legacy record shape, so a JSONL
  * export reproduces what was imported.
  */
 export class TranscriptStore {
-  private readonly selectSession: SqlStatement<SessionRow>;
-  private readonly insertSession: SqlStatement;
-  private readonly updateTail: SqlStatement;
+  /** The search index behind this store's appends (see TranscriptIndex). */
+  readonly index: TranscriptIndex;
+  private readonly selectHead: SqlStatement<SessionHead>;
+  private readonly selectLast: SqlStatement<LastEvent>;
+  private readonly insertSession: SqlStatement<{ session_no: number }>;
   private readonly insertEvent: SqlStatement;
-  private readonly insertIdentity: SqlStatement;
-  private readonly insertText: SqlStatement;
   private readonly insertBlob: SqlStatement;
   private readonly insertBlobRef: SqlStatement;
   private readonly selectBlob: SqlStatement<{ data: Uint8Array }>;
   private readonly deleteOrphanBlobs: SqlStatement;
-  private readonly selectScopes: SqlStatement<
-    Pick<SessionRow, "session_id" | "updated_at" | "last_seq">
-  >;
+  private readonly selectScopes: SqlStatement<SessionTailRow>;
   private readonly selectByKey: SqlStatement<EventRow>;
   private readonly selectById: SqlStatement<EventRow>;
-  private readonly selectByIds: SqlStatement<EventRow & { event_id: string }>;
-  private readonly selectIdentity: SqlStatement<Pick<IdentityRow, "seq">>;
+  private readonly selectByIds: SqlStatement<EventRow>;
+  private readonly selectIdentity: SqlStatement<{ seq: number }>;
   private readonly selectRange: SqlStatement<EventRow>;
-  private readonly selectKeyedRange: SqlStatement<EventRow & { idempotency_key: string }>;
+  private readonly selectKeyedRange: SqlStatement<EventRow>;
   private readonly selectTail: SqlStatement<EventRow>;
   private readonly selectAll: SqlStatement<EventRow>;
 
@@ -144,65 +163,66 @@ export class TranscriptStore {
     private readonly db: Database,
     readonly agentId: string,
   ) {
-    this.selectSession = db.prepare("SELECT * FROM sessions WHERE session_id = ?");
-    this.insertSession = db.prepare(
-      "INSERT INTO sessions (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)",
+    this.index = new TranscriptIndex(db);
+    this.selectHead = db.prepare(
+      "SELECT session_no, leaf_override_id, leaf_override_seq FROM sessions WHERE session_id = ?",
     );
-    this.updateTail = db.prepare(
-      "UPDATE sessions SET last_seq = ?, leaf_event_id = ?, updated_at = max(updated_at, ?) WHERE session_id = ?",
+    this.selectLast = db.prepare(
+      "SELECT seq, event_id, event_type FROM transcript_events WHERE session_no = ? ORDER BY seq DESC LIMIT 1",
+    );
+    // The number is given here, not by the table's trigger, so the row is written once.
+    this.insertSession = db.prepare(
+      `INSERT INTO sessions (session_id, session_key, created_at, updated_at, session_no)
+       VALUES (?, ?, ?, ?, (SELECT coalesce(max(session_no), 0) + 1 FROM sessions))
+       RETURNING session_no`,
     );
     this.insertEvent = db.prepare(
-      "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)",
-    );
-    this.insertIdentity = db.prepare(
-      `INSERT INTO transcript_event_identities
-         (session_id, event_id, seq, event_type, has_parent, parent_id, message_idempotency_key, created_at)
+      `INSERT INTO transcript_events
+         (session_no, seq, event_id, event_type, parent_id, idempotency_key, created_at, event_json)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.insertText = db.prepare("INSERT INTO transcript_fts (rowid, text) VALUES (?, ?)");
     this.insertBlob = db.prepare(
       `INSERT INTO transcript_blobs (sha256, mime_type, size_bytes, data, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (sha256) DO NOTHING`,
     );
     this.insertBlobRef = db.prepare(
-      "INSERT OR IGNORE INTO transcript_blob_refs (session_id, seq, sha256) VALUES (?, ?, ?)",
+      "INSERT OR IGNORE INTO transcript_blob_refs (session_no, seq, sha256) VALUES (?, ?, ?)",
     );
     this.selectBlob = db.prepare("SELECT data FROM transcript_blobs WHERE sha256 = ?");
     this.selectScopes = db.prepare(
-      "SELECT session_id, updated_at, last_seq FROM sessions ORDER BY updated_at DESC, session_id LIMIT ?",
+      `${SESSION_WITH_TAIL} ORDER BY active_at DESC, s.session_id LIMIT ?`,
     );
     this.deleteOrphanBlobs = db.prepare(
       `DELETE FROM transcript_blobs WHERE NOT EXISTS
          (SELECT 1 FROM transcript_blob_refs r WHERE r.sha256 = transcript_blobs.sha256)`,
     );
-    const byIdentity = `SELECT e.* FROM transcript_event_identities i
-       JOIN transcript_events e ON e.session_id = i.session_id AND e.seq = i.seq
-       WHERE i.session_id = ?`;
-    this.selectByKey = db.prepare(`${byIdentity} AND i.message_idempotency_key = ?`);
-    this.selectById = db.prepare(`${byIdentity} AND i.event_id = ?`);
+    const inSession = "session_no = (SELECT session_no FROM sessions WHERE session_id = ?)";
+    this.selectByKey = db.prepare(
+      "SELECT * FROM transcript_events WHERE session_no = ? AND idempotency_key = ?",
+    );
+    this.selectById = db.prepare(
+      `SELECT * FROM transcript_events WHERE ${inSession} AND event_id = ?`,
+    );
     this.selectByIds = db.prepare(
-      `SELECT e.*, i.event_id FROM transcript_event_identities i
-       JOIN transcript_events e ON e.session_id = i.session_id AND e.seq = i.seq
-       WHERE i.session_id = ? AND i.event_id IN (SELECT value FROM json_each(?))`,
+      `SELECT * FROM transcript_events
+       WHERE session_no = ? AND event_id IN (SELECT value FROM json_each(?))`,
     );
     this.selectIdentity = db.prepare(
-      "SELECT seq FROM transcript_event_identities WHERE session_id = ? AND event_id = ?",
+      "SELECT seq FROM transcript_events WHERE session_no = ? AND event_id = ?",
     );
     this.selectRange = db.prepare(
-      "SELECT * FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+      `SELECT * FROM transcript_events WHERE ${inSession} AND seq > ? ORDER BY seq LIMIT ?`,
     );
     // A seq range first: the events after a known tail are few, whatever the session's size.
     this.selectKeyedRange = db.prepare(
-      `SELECT e.*, i.message_idempotency_key AS idempotency_key FROM transcript_event_identities i
-       JOIN transcript_events e ON e.session_id = i.session_id AND e.seq = i.seq
-       WHERE i.session_id = ? AND i.seq > ? AND substr(i.message_idempotency_key, 1, length(?)) = ?
-       ORDER BY i.seq`,
+      `SELECT * FROM transcript_events WHERE ${inSession} AND seq > ?
+         AND substr(idempotency_key, 1, length(?)) = ? ORDER BY seq`,
     );
     this.selectTail = db.prepare(
-      "SELECT * FROM transcript_events WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+      `SELECT * FROM transcript_events WHERE ${inSession} ORDER BY seq DESC LIMIT ?`,
     );
     this.selectAll = db.prepare(
-      "SELECT * FROM transcript_events WHERE session_id = ? AND seq <= ? ORDER BY seq",
+      `SELECT * FROM transcript_events WHERE ${inSession} AND seq <= ? ORDER BY seq`,
     );
   }
 
@@ -213,7 +233,7 @@ export class TranscriptStore {
     return this.db.tx(() => {
       const batch = this.startBatch(sessionId, null);
       const result = this.appendInTx(batch, input, options);
-      this.flushTail(batch);
+      if (batch.lastId > 0) this.index.afterAppend(batch.lastId);
       return result;
     });
   }
@@ -229,7 +249,7 @@ export class TranscriptStore {
     return this.db.tx(() => {
       const batch = this.startBatch(sessionId, inputs);
       const results = inputs.map((input) => this.appendInTx(batch, input, options));
-      this.flushTail(batch);
+      if (batch.lastId > 0) this.index.afterAppend(batch.lastId);
       return results;
     });
   }
@@ -239,7 +259,7 @@ export class TranscriptStore {
     const { afterSeq = 0, limit = 1000 } = options;
     return this.selectRange
       .all(checkSessionId(sessionId), afterSeq, checkLimit(limit, MAX_READ))
-      .map((row) => this.decode(row));
+      .map((row) => this.decode(row, sessionId));
   }
 
   /**
@@ -249,7 +269,10 @@ export class TranscriptStore {
   readKeyed(sessionId: string, keyPrefix: string, afterSeq = 0): KeyedEvent[] {
     return this.selectKeyedRange
       .all(checkSessionId(sessionId), afterSeq, keyPrefix, keyPrefix)
-      .map((row) => ({ ...this.decode(row), idempotencyKey: row.idempotency_key }));
+      .map((row) => ({
+        ...this.decode(row, sessionId),
+        idempotencyKey: row.idempotency_key as string,
+      }));
   }
 
   /** The last `n` events, in seq order. */
@@ -257,20 +280,20 @@ export class TranscriptStore {
     return this.selectTail
       .all(checkSessionId(sessionId), checkLimit(n, MAX_READ))
       .reverse()
-      .map((row) => this.decode(row));
+      .map((row) => this.decode(row, sessionId));
   }
 
   /** Every event of a session (up to `untilSeq`), streamed in seq order. */
   *events(sessionId: string, untilSeq = Number.MAX_SAFE_INTEGER): IterableIterator<StoredEvent> {
     for (const row of this.selectAll.iterate(checkSessionId(sessionId), untilSeq)) {
-      yield this.decode(row);
+      yield this.decode(row, sessionId);
     }
   }
 
   /** One event by its id, or undefined. */
   get(sessionId: string, eventId: string): StoredEvent | undefined {
     const row = this.selectById.get(checkSessionId(sessionId), eventId);
-    return row ? this.decode(row) : undefined;
+    return row ? this.decode(row, sessionId) : undefined;
   }
 
   /** Sessions that have a log, most recently updated first. */
@@ -278,7 +301,7 @@ export class TranscriptStore {
     return this.selectScopes.all(checkLimit(limit, 100_000)).map((row) => ({
       agentId: this.agentId,
       sessionId: row.session_id,
-      updatedAt: row.updated_at,
+      updatedAt: row.active_at,
       eventCount: row.last_seq,
     }));
   }
@@ -294,44 +317,42 @@ export class TranscriptStore {
   }
 
   /**
-   * The state of one append transaction: the session row as it will be once the tail is written
-   * (once, at the end, instead of once per event), and for a batch the events already stored
-   * under the batch's ids, fetched in one query instead of one lookup per event.
+   * The state of one append transaction: where the session's log ends (read once, then carried
+   * forward event by event), and for a batch the events already stored under the batch's ids,
+   * fetched in one query instead of one lookup per event.
    */
   private startBatch(sessionId: string, inputs: readonly NewTranscriptEvent[] | null): AppendBatch {
+    const head = this.selectHead.get(sessionId);
     const batch: AppendBatch = {
       sessionId,
-      session: this.selectSession.get(sessionId),
-      tailDirty: false,
+      tail: head === undefined ? undefined : this.tailOf(head),
       known: null,
+      lastId: 0,
     };
     if (inputs !== null && inputs.length > 1) {
       const ids = inputs.flatMap((input) => (typeof input?.id === "string" ? [input.id] : []));
       batch.known = new Map();
-      if (ids.length > 0 && batch.session !== undefined && batch.session.last_seq > 0) {
-        for (const row of this.selectByIds.all(sessionId, JSON.stringify(ids))) {
-          batch.known.set(row.event_id, this.decode(row));
+      if (ids.length > 0 && batch.tail !== undefined && batch.tail.lastSeq > 0) {
+        for (const row of this.selectByIds.all(batch.tail.sessionNo, JSON.stringify(ids))) {
+          batch.known.set(row.event_id, this.decode(row, sessionId));
         }
       }
     }
     return batch;
   }
 
+  private tailOf(head: SessionHead): SessionTail {
+    const last = this.selectLast.get(head.session_no);
+    const lastSeq = last?.seq ?? 0;
+    let leaf: string | null = null;
+    if (head.leaf_override_seq === lastSeq) leaf = head.leaf_override_id;
+    else if (last !== undefined && last.event_type !== "session") leaf = last.event_id;
+    return { sessionNo: head.session_no, lastSeq, leaf };
+  }
+
   /** The event stored under `eventId` in the batch's session, if any. */
   private storedById(batch: AppendBatch, eventId: string): StoredEvent | undefined {
     return batch.known !== null ? batch.known.get(eventId) : this.get(batch.sessionId, eventId);
-  }
-
-  private flushTail(batch: AppendBatch): void {
-    const session = batch.session;
-    if (!batch.tailDirty || session === undefined) return;
-    this.updateTail.run(
-      session.last_seq,
-      session.leaf_event_id,
-      session.updated_at,
-      session.session_id,
-    );
-    batch.tailDirty = false;
   }
 
   private appendInTx(
@@ -348,27 +369,24 @@ export class TranscriptStore {
     }
     const now = Date.now();
     // A session first seen through an imported (verbatim) event began when that event did.
-    batch.session ??= this.createSession(
+    batch.tail ??= this.createSession(
       sessionId,
       options,
       options.verbatim ? eventTime(input as TranscriptEvent, now) : now,
     );
+    const tail = batch.tail;
     const key = idempotencyKeyOf(input, options);
     if (key !== null) {
-      const existing = this.selectByKey.get(sessionId, key);
-      if (existing) return { ...this.decode(existing), deduplicated: true };
+      const existing = this.selectByKey.get(tail.sessionNo, key);
+      if (existing) return { ...this.decode(existing, sessionId), deduplicated: true };
     }
-    if (
-      batch.session.last_seq === 0 &&
-      input.type !== "session" &&
-      options.ensureHeader !== false
-    ) {
+    if (tail.lastSeq === 0 && input.type !== "session" && options.ensureHeader !== false) {
       this.store(batch, this.header(sessionId, options, now), null, now);
     }
-    const event = this.materialize(batch.session, input, options, now);
+    const event = this.materialize(batch, input, options, now);
     const duplicate = this.storedById(batch, event.id);
     if (duplicate) return this.sameOrConflict(duplicate, event);
-    if (event.type === "session" && batch.session.last_seq > 0) {
+    if (event.type === "session" && tail.lastSeq > 0) {
       throw new StateError("E_CONFLICT", `session ${sessionId} already has a header`, {
         details: { sessionId },
       });
@@ -376,9 +394,9 @@ export class TranscriptStore {
     return { ...this.store(batch, event, key, now), deduplicated: false };
   }
 
-  private createSession(sessionId: string, options: AppendOptions, at: number): SessionRow {
-    this.insertSession.run(sessionId, options.sessionKey ?? null, at, at);
-    return this.selectSession.get(sessionId) as SessionRow;
+  private createSession(sessionId: string, options: AppendOptions, at: number): SessionTail {
+    const row = this.insertSession.get(sessionId, options.sessionKey ?? null, at, at);
+    return { sessionNo: row?.session_no as number, lastSeq: 0, leaf: null };
   }
 
   private header(sessionId: string, options: AppendOptions, now: number): TranscriptEvent {
@@ -394,51 +412,44 @@ export class TranscriptStore {
 
   /** The event as it will be stored: legacy key order, with id, parent and time filled in. */
   private materialize(
-    session: SessionRow,
+    batch: AppendBatch,
     input: NewTranscriptEvent,
     options: AppendOptions,
     now: number,
   ): TranscriptEvent {
+    const { sessionId } = batch;
+    const tail = batch.tail as SessionTail;
     if (options.verbatim) {
-      checkEventId(input.id, session.session_id);
+      checkEventId(input.id, sessionId);
       return { ...input } as TranscriptEvent;
     }
     const { type, id, parentId, timestamp, ...rest } = input;
     const event: TranscriptEvent = {
       type,
-      id:
-        id === undefined
-          ? this.newEventId(session.session_id)
-          : checkEventId(id, session.session_id),
-      ...(type === "session"
-        ? {}
-        : {
-            parentId: parentId === undefined ? session.leaf_event_id : parentId,
-          }),
+      id: id === undefined ? this.newEventId(tail.sessionNo) : checkEventId(id, sessionId),
+      ...(type === "session" ? {} : { parentId: parentId === undefined ? tail.leaf : parentId }),
       timestamp: timestamp ?? new Date(now).toISOString(),
       ...rest,
     };
     const parent = parentIdOf(event);
-    if (parent !== null && this.selectIdentity.get(session.session_id, parent) === undefined) {
-      throw new StateError(
-        "E_NOT_FOUND",
-        `parent event ${parent} is not in session ${session.session_id}`,
-        { details: { sessionId: session.session_id, parentId: parent } },
-      );
+    if (parent !== null && this.selectIdentity.get(tail.sessionNo, parent) === undefined) {
+      throw new StateError("E_NOT_FOUND", `parent event ${parent} is not in session ${sessionId}`, {
+        details: { sessionId, parentId: parent },
+      });
     }
     return event;
   }
 
-  private newEventId(sessionId: string): string {
+  private newEventId(sessionNo: number): string {
     for (;;) {
       const id = randomBytes(4).toString("hex");
-      if (this.selectIdentity.get(sessionId, id) === undefined) return id;
+      if (this.selectIdentity.get(sessionNo, id) === undefined) return id;
     }
   }
 
   /**
-   * Writes the event, its identity, blobs and search text, and moves the batch's session tail
-   * (written by flushTail before the transaction commits).
+   * Writes the event and its blobs, and moves the batch's tail. Nothing else is written per
+   * event: the session row keeps no tail, and the search index catches up in bulk.
    */
   private store(
     batch: AppendBatch,
@@ -446,34 +457,29 @@ export class TranscriptStore {
     idempotencyKey: string | null,
     now: number,
   ): StoredEvent {
-    const session = batch.session as SessionRow;
-    const sessionId = session.session_id;
-    const seq = session.last_seq + 1;
+    const tail = batch.tail as SessionTail;
+    const seq = tail.lastSeq + 1;
     const createdAt = eventTime(original, now);
     const { json, blobs } = encodeForStorage(original, INLINE_BLOB_THRESHOLD);
-    const rowid = this.insertEvent.run(sessionId, seq, json, createdAt).lastInsertRowid;
-    const parent = parentIdOf(original);
-    this.insertIdentity.run(
-      sessionId,
-      original.id,
-      seq,
-      original.type,
-      parent === null ? 0 : 1,
-      parent,
-      idempotencyKey,
-      createdAt,
+    batch.lastId = Number(
+      this.insertEvent.run(
+        tail.sessionNo,
+        seq,
+        original.id,
+        original.type,
+        parentIdOf(original),
+        idempotencyKey,
+        createdAt,
+        json,
+      ).lastInsertRowid,
     );
     for (const blob of blobs) {
       this.insertBlob.run(blob.sha256, blob.mimeType, blob.data.length, blob.data, now);
-      this.insertBlobRef.run(sessionId, seq, blob.sha256);
+      this.insertBlobRef.run(tail.sessionNo, seq, blob.sha256);
     }
-    const text = searchableText(original);
-    if (text !== "") this.insertText.run(rowid, text);
-    session.last_seq = seq;
-    if (original.type !== "session") session.leaf_event_id = original.id;
-    session.updated_at = Math.max(session.updated_at, createdAt);
-    batch.tailDirty = true;
-    const stored = { sessionId, seq, event: original, createdAt };
+    tail.lastSeq = seq;
+    if (original.type !== "session") tail.leaf = original.id;
+    const stored = { sessionId: batch.sessionId, seq, event: original, createdAt };
     batch.known?.set(original.id, stored);
     return stored;
   }
@@ -487,7 +493,7 @@ export class TranscriptStore {
     );
   }
 
-  private decode(row: EventRow): StoredEvent {
+  private decode(row: EventRow, sessionId: string): StoredEvent {
     let event = JSON.parse(row.event_json) as TranscriptEvent;
     if (row.event_json.includes(BLOB_REF_PREFIX)) {
       event = restoreInlineBlobs(event, (sha) => {
@@ -495,7 +501,7 @@ export class TranscriptStore {
         return blob ? Buffer.from(blob.data) : undefined;
       });
     }
-    return { sessionId: row.session_id, seq: row.seq, event, createdAt: row.created_at };
+    return { sessionId, seq: row.seq, event, createdAt: row.created_at };
   }
 
   private checkAppendOptions(options: object): void {

@@ -1,0 +1,115 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { SqlDriver } from "./driver.js";
+import { StateError } from "./errors.js";
+
+/** Where an upgrade stands, for a progress line: `done` of `total` rows copied so far. */
+export interface UpgradeProgress {
+  step: string;
+  done: number;
+  total: number;
+}
+
+export type UpgradeProgressListener = (progress: UpgradeProgress) => void;
+
+/** Rows copied per transaction: a few MB of WAL, a few tens of ms of write lock. */
+export const UPGRADE_BATCH_ROWS = 5000;
+
+const COPY_EVENTS = `INSERT INTO transcript_events
+    (id, session_no, seq, event_id, event_type, parent_id, idempotency_key, created_at, event_json)
+  SELECT e.id, s.session_no, e.seq,
+    coalesce(i.event_id, json_extract(e.event_json, '$.id'), 'seq-' || e.seq),
+    coalesce(i.event_type, json_extract(e.event_json, '$.type'), ''),
+    CASE WHEN i.has_parent THEN i.parent_id END,
+    i.message_idempotency_key, e.created_at, e.event_json
+  FROM transcript_events_v6 e
+  JOIN sessions s ON s.session_id = e.session_id
+  LEFT JOIN transcript_identities_v6 i ON i.session_id = e.session_id AND i.seq = e.seq
+  WHERE e.id > ? ORDER BY e.id LIMIT ?`;
+
+function finishSql(): string {
+  const url = new URL("./schema/upgrades/0007_transcript_layout_v2_finish.sql", import.meta.url);
+  return readFileSync(fileURLToPath(url), "utf8");
+}
+
+/** True while an agent database still has rows of an older layout to copy. */
+export function layoutUpgradePending(driver: Pick<SqlDriver, "prepare">): boolean {
+  return (
+    driver
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'transcript_events_v6'")
+      .get() !== undefined
+  );
+}
+
+function inTransaction(driver: SqlDriver, body: () => void): void {
+  driver.exec("BEGIN IMMEDIATE");
+  try {
+    body();
+    driver.exec("COMMIT");
+  } catch (error) {
+    if (driver.inTransaction) driver.exec("ROLLBACK");
+    throw error;
+  }
+}
+
+/**
+ * Copies the events of a schema-6 database into the layout of agent/0007 in transactions of
+ * `batchRows` rows, then drops the old tables. Ids are kept, and the next batch starts after the
+ * largest id already copied, so a process killed half-way (or two processes at once) simply
+ * carry on where the last commit stopped.
+ */
+function copyEvents(
+  driver: SqlDriver,
+  batchRows: number,
+  onProgress: UpgradeProgressListener | undefined,
+): void {
+  const total =
+    driver.prepare<{ n: number }>("SELECT count(*) AS n FROM transcript_events_v6").get()?.n ?? 0;
+  const copy = driver.prepare(COPY_EVENTS);
+  const copied = driver.prepare<{ top: number; n: number }>(
+    "SELECT coalesce(max(id), 0) AS top, count(*) AS n FROM transcript_events",
+  );
+  for (;;) {
+    let done = 0;
+    let changes = 0;
+    inTransaction(driver, () => {
+      if (!layoutUpgradePending(driver)) return;
+      const before = copied.get() ?? { top: 0, n: 0 };
+      changes = copy.run(before.top, batchRows).changes;
+      done = before.n + changes;
+    });
+    if (changes === 0) return;
+    onProgress?.({ step: "transcript events", done, total });
+  }
+}
+
+/**
+ * Finishes the transcript layout upgrade of an agent database, if one is pending: a no-op
+ * costing one query otherwise. The last step rebuilds two tables that others reference, which
+ * needs foreign keys off; that pragma cannot change inside a transaction, so it is set around it,
+ * and `foreign_key_check` must find nothing before the commit.
+ */
+export function finishLayoutUpgrade(
+  driver: SqlDriver,
+  options: { onProgress?: UpgradeProgressListener; batchRows?: number } = {},
+): void {
+  if (!layoutUpgradePending(driver)) return;
+  copyEvents(driver, options.batchRows ?? UPGRADE_BATCH_ROWS, options.onProgress);
+  driver.exec("PRAGMA foreign_keys = OFF");
+  try {
+    inTransaction(driver, () => {
+      if (!layoutUpgradePending(driver)) return;
+      driver.exec(finishSql());
+      const broken = driver.prepare("PRAGMA foreign_key_check").all();
+      if (broken.length > 0) {
+        throw new StateError(
+          "E_CORRUPT",
+          `the transcript upgrade of ${driver.path} would leave ${broken.length} dangling references (first: ${JSON.stringify(broken[0])}); nothing was changed`,
+          { details: { path: driver.path, references: broken.slice(0, 10) } },
+        );
+      }
+    });
+  } finally {
+    driver.exec("PRAGMA foreign_keys = ON");
+  }
+}

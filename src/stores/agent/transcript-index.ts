@@ -1,0 +1,139 @@
+import type { Database } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import type { TranscriptEvent } from "../../transcript/event.js";
+import { searchableText } from "../../transcript/search-text.js";
+
+/** Writers index in bulk once this many events wait; fewer wait for a search or an idle moment. */
+export const INDEX_PENDING_LIMIT = 64;
+/** Events indexed per transaction when a long backlog is worked off (after an upgrade). */
+const CATCH_UP_BATCH = 2000;
+/** Quiet time after the last append before a writer indexes what is still pending. */
+const IDLE_MS = 1000;
+
+/** The text the full-text index holds for an event. */
+export function indexedText(event: TranscriptEvent): string {
+  return searchableText(event);
+}
+
+/**
+ * The full-text index of transcript events, written behind a watermark
+ * (`search_index_state.indexed_through`: every event with an id up to it is indexed) instead of
+ * inside each append. See agent/0007_transcript_layout_v2.sql for the contract.
+ */
+export class TranscriptIndex {
+  private readonly selectMark: SqlStatement<{ indexed_through: number }>;
+  private readonly selectBacklog: SqlStatement<{ top: number; mark: number }>;
+  private readonly selectPending: SqlStatement<{ id: number; event_json: string }>;
+  private readonly insertText: SqlStatement;
+  private readonly updateMark: SqlStatement;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private lastAppendAt = 0;
+
+  constructor(private readonly db: Database) {
+    this.selectMark = db.prepare(
+      "SELECT indexed_through FROM search_index_state WHERE name = 'transcript'",
+    );
+    this.selectBacklog = db.prepare(
+      `SELECT (SELECT coalesce(max(id), 0) FROM transcript_events) AS top, indexed_through AS mark
+       FROM search_index_state WHERE name = 'transcript'`,
+    );
+    this.selectPending = db.prepare(
+      "SELECT id, event_json FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
+    );
+    this.insertText = db.prepare("INSERT INTO transcript_fts (rowid, text) VALUES (?, ?)");
+    this.updateMark = db.prepare(
+      "UPDATE search_index_state SET indexed_through = ? WHERE name = 'transcript'",
+    );
+  }
+
+  /** The id up to which every event is indexed. */
+  mark(): number {
+    return this.selectMark.get()?.indexed_through ?? 0;
+  }
+
+  /** How many event ids lie above the mark (an upper bound on the events not indexed yet). */
+  backlog(): number {
+    const row = this.selectBacklog.get();
+    return row === undefined ? 0 : Math.max(0, row.top - row.mark);
+  }
+
+  /**
+   * Called by an append transaction with the id it just wrote: indexes the backlog in this same
+   * transaction once it reaches INDEX_PENDING_LIMIT, else leaves it for later.
+   */
+  afterAppend(lastId: number): void {
+    if (lastId - this.mark() >= INDEX_PENDING_LIMIT) this.indexPending();
+    else this.scheduleIdle();
+  }
+
+  /**
+   * Indexes every event above the mark, inside the caller's transaction (or one of its own),
+   * and moves the mark. Returns how many events were read.
+   */
+  indexPending(limit = Number.MAX_SAFE_INTEGER): number {
+    return this.db.tx(() => {
+      let mark = this.mark();
+      let read = 0;
+      while (read < limit) {
+        // Fetched in slices: a statement still stepping would block the inserts below.
+        const rows = this.selectPending.all(mark, Math.min(CATCH_UP_BATCH, limit - read));
+        if (rows.length === 0) break;
+        for (const row of rows) {
+          const text = indexedText(JSON.parse(row.event_json) as TranscriptEvent);
+          if (text !== "") this.insertText.run(row.id, text);
+        }
+        read += rows.length;
+        mark = rows[rows.length - 1]?.id ?? mark;
+      }
+      this.updateMark.run(mark);
+      return read;
+    });
+  }
+
+  /**
+   * Works off a long backlog (an upgraded database, an index dropped by hand) in transactions of
+   * a bounded size, so no writer waits long for the lock.
+   */
+  catchUp(onProgress?: (done: number, total: number) => void): number {
+    const total = this.backlog();
+    let done = 0;
+    for (let read = -1; read !== 0 && this.backlog() > 0; ) {
+      read = this.indexPending(CATCH_UP_BATCH);
+      done += read;
+      onProgress?.(Math.min(done, total), total);
+    }
+    return done;
+  }
+
+  /** Stops the idle timer (the database is closing). */
+  stop(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  /**
+   * A writer that goes quiet indexes what it left pending, so a read-only searcher (which cannot
+   * write the index) rarely has more than a few events to scan. Unref'd: it never keeps a
+   * process alive, and a failure only leaves the work to the next search.
+   */
+  private scheduleIdle(): void {
+    this.lastAppendAt = Date.now();
+    // One timer at a time, pushed back while appends keep coming: a timer per append would cost
+    // more than the append.
+    if (this.idleTimer === undefined) this.armIdle(IDLE_MS);
+  }
+
+  private armIdle(delay: number): void {
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      const quietFor = Date.now() - this.lastAppendAt;
+      if (quietFor < IDLE_MS) return this.armIdle(IDLE_MS - quietFor);
+      try {
+        if (this.db.isOpen && this.backlog() > 0) this.indexPending();
+      } catch {
+        // Busy or closed: the next append or search indexes the backlog instead.
+      }
+    }, delay);
+    this.idleTimer.unref();
+  }
+}
