@@ -106,14 +106,13 @@ CREATE TRIGGER facts_fts_delete AFTER DELETE ON facts BEGIN
   DELETE FROM facts_fts WHERE rowid = old.id;
 END;
 
-CREATE TRIGGER transcript_events_unindex AFTER DELETE ON transcript_events
-WHEN old.id <= (SELECT indexed_through FROM search_index_state WHERE name = 'transcript') BEGIN
-  DELETE FROM transcript_fts WHERE rowid = old.id;
-END;
-
--- A new event takes the largest id + 1. Once the top events are deleted their ids come back, so
--- the mark must never stay above the largest id left, or a new event would count as indexed.
-CREATE TRIGGER transcript_events_mark_down AFTER DELETE ON transcript_events BEGIN
+-- One trigger, its two steps in this order (two triggers on one event fire in an order SQLite
+-- does not promise): drop the event's index row if it has one, then keep the mark at or below
+-- the largest id left. A new event takes the largest id + 1, so once the top events are deleted
+-- their ids come back; a mark left above them would count a new event as indexed.
+CREATE TRIGGER transcript_events_unindex AFTER DELETE ON transcript_events BEGIN
+  DELETE FROM transcript_fts WHERE rowid = old.id
+    AND old.id <= (SELECT indexed_through FROM search_index_state WHERE name = 'transcript');
   UPDATE search_index_state SET indexed_through = (SELECT coalesce(max(id), 0) FROM transcript_events)
   WHERE name = 'transcript'
     AND indexed_through > (SELECT coalesce(max(id), 0) FROM transcript_events);
