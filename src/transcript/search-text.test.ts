@@ -1,13 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { TranscriptEvent } from "./event.js";
-import { searchableText } from "./search-text.js";
+import { searchableText, TOOL_ARGUMENTS_CAP } from "./search-text.js";
 
 const at = { id: "a", parentId: null, timestamp: "2026-01-31T07:26:10.958Z" };
 const message = (message: unknown): TranscriptEvent => ({ type: "message", ...at, message });
 
 describe("searchableText", () => {
-  it("indexes an assistant's text and tool names, not its thinking or arguments", () => {
+  it("indexes an assistant's text, tool names and argument values, not its thinking", () => {
     const event = message({
       role: "assistant",
       content: [
@@ -18,7 +18,56 @@ describe("searchableText", () => {
         { type: "output_text", text: "mirrored" },
       ],
     });
-    expect(searchableText(event)).toBe("Let me check\napple-calendar-list\nread\nmirrored");
+    expect(searchableText(event)).toBe("Let me check\napple-calendar-list 1\nread /x\nmirrored");
+  });
+
+  it("walks argument values in order, skipping keys, booleans and nulls", () => {
+    const event = message({
+      role: "assistant",
+      content: [
+        {
+          type: "toolCall",
+          name: "exec",
+          arguments: { command: "grep -rn foo", opts: { cwd: "/srv", flags: [true, null, 3.5] } },
+        },
+        { type: "tool_use", input: "raw string input" },
+        { type: "tool_use", name: "noop", input: {} },
+      ],
+    });
+    expect(searchableText(event)).toBe("exec grep -rn foo /srv 3.5\nraw string input\nnoop");
+  });
+
+  it("caps the argument text of one call", () => {
+    const long = "x".repeat(1500);
+    const args = { a: long, b: long, c: "🌿".repeat(3000), d: "after the cap" };
+    const text = searchableText(
+      message({
+        role: "assistant",
+        content: [{ type: "toolCall", name: "write", arguments: args }],
+      }),
+    );
+    expect(text.startsWith(`write ${long} x`)).toBe(true);
+    expect(text.length).toBeLessThanOrEqual("write ".length + TOOL_ARGUMENTS_CAP);
+    expect(text).not.toContain("after the cap");
+    const call = (value: string) =>
+      searchableText(
+        message({
+          role: "assistant",
+          content: [{ type: "toolCall", name: "w", arguments: [value] }],
+        }),
+      );
+    expect(call("🌿".repeat(1500))).toBe(`w ${"🌿".repeat(TOOL_ARGUMENTS_CAP / 2)}`);
+    // A cut never leaves half of a surrogate pair behind.
+    const odd = call(`${"a".repeat(TOOL_ARGUMENTS_CAP - 1)}🌿`);
+    expect(odd).toBe(`w ${"a".repeat(TOOL_ARGUMENTS_CAP - 1)}`);
+  });
+
+  it("indexes the error message of a failed turn", () => {
+    const event = message({ role: "assistant", content: [], errorMessage: "Connection error." });
+    expect(searchableText(event)).toBe("Connection error.");
+    expect(searchableText(message({ role: "assistant", content: "ok", errorMessage: 5 }))).toBe(
+      "ok",
+    );
   });
 
   it("indexes tool results by their text, without prefixing the tool name", () => {

@@ -1,25 +1,23 @@
+import { isCjk, splitCjk } from "./cjk-terms.js";
 import { normalizeWord } from "./fts-query.js";
 
 export interface Snippet {
   text: string;
-  /** [start, end) offsets in `text` of each matched word. */
+  /** [start, end) offsets in `text` of each matched word or CJK substring, in order. */
   highlights: Array<[number, number]>;
 }
 
 const WORD = /[\p{L}\p{N}_]+/gu;
 
 /**
- * A window of `text` around the first word that matches a search term, with the offsets of every
- * matched word inside the window. Cut here rather than by FTS5's snippet(): the index is
+ * A window of `text` around the first match of a search term (as `searchTerms` returns them),
+ * with the offsets of every match inside the window. A latin term matches a whole word (or, ending
+ * in `*`, the start of one); a CJK term matches where its characters stand in a row, as the
+ * bigram phrase does in the index. Cut here rather than by FTS5's snippet(): the index is
  * contentless, so the text is read once from the event itself.
  */
 export function makeSnippet(text: string, terms: readonly string[], width = 160): Snippet {
-  const wanted = new Set(terms);
-  const matches: Array<[number, number]> = [];
-  for (const match of text.matchAll(WORD)) {
-    if (wanted.has(normalizeWord(match[0])))
-      matches.push([match.index, match.index + match[0].length]);
-  }
+  const matches = findMatches(text, terms);
   const first = matches[0]?.[0] ?? 0;
   let start = Math.max(0, first - Math.floor(width / 3));
   const end = Math.min(text.length, start + width);
@@ -34,4 +32,35 @@ export function makeSnippet(text: string, terms: readonly string[], width = 160)
       to - start + prefix.length,
     ]);
   return { text: `${prefix}${body}${suffix}`, highlights };
+}
+
+/** Every match of `terms` in `text`, sorted, overlapping ones merged into one range. */
+function findMatches(text: string, terms: readonly string[]): Array<[number, number]> {
+  const words = new Set(terms.filter((term) => !isCjk(term) && !term.endsWith("*")));
+  const prefixes = terms.filter((term) => term.endsWith("*")).map((term) => term.slice(0, -1));
+  const matches: Array<[number, number]> = [];
+  for (const match of text.matchAll(WORD)) {
+    let offset = match.index;
+    for (const part of splitCjk(match[0])) {
+      const word = normalizeWord(part);
+      if (!isCjk(part) && (words.has(word) || prefixes.some((p) => word.startsWith(p))))
+        matches.push([offset, offset + part.length]);
+      offset += part.length;
+    }
+  }
+  for (const term of terms.filter(isCjk)) {
+    for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + 1))
+      matches.push([at, at + term.length]);
+  }
+  return mergeRanges(matches);
+}
+
+function mergeRanges(ranges: Array<[number, number]>): Array<[number, number]> {
+  const merged: Array<[number, number]> = [];
+  for (const [from, to] of ranges.sort((a, b) => a[0] - b[0] || a[1] - b[1])) {
+    const last = merged.at(-1);
+    if (last !== undefined && from < last[1]) last[1] = Math.max(last[1], to);
+    else merged.push([from, to]);
+  }
+  return merged;
 }

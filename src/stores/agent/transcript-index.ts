@@ -1,5 +1,6 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
+import { ftsDocument } from "../../transcript/cjk-terms.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { searchableText } from "../../transcript/search-text.js";
 
@@ -10,9 +11,9 @@ const CATCH_UP_BATCH = 2000;
 /** Quiet time after the last append before a writer indexes what is still pending. */
 const IDLE_MS = 1000;
 
-/** The text the full-text index holds for an event. */
+/** The text the full-text index holds for an event: its searchable text, CJK runs cut in bigrams. */
 export function indexedText(event: TranscriptEvent): string {
-  return searchableText(event);
+  return ftsDocument(searchableText(event));
 }
 
 /**

@@ -1,7 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { openStateHome } from "../../home.js";
+import { corpusTranscripts } from "../../test-support/corpus.js";
 import { useTempDirs } from "../../test-support/temp-dir.js";
+import { parseJsonl } from "../../transcript/jsonl-codec.js";
+import { searchableText } from "../../transcript/search-text.js";
 
 const tempDir = useTempDirs();
 
@@ -33,7 +36,9 @@ describe("TranscriptSearch", () => {
     const hits = agent.search.search("basil");
     // The tool result says "basil" most often, so bm25 ranks it first.
     expect(hits[0]?.role).toBe("toolResult");
+    // The assistant's hit is the argument value of its tool call.
     expect(hits.map((h) => h.role ?? h.eventType).sort()).toEqual([
+      "assistant",
       "compaction",
       "toolResult",
       "user",
@@ -93,6 +98,107 @@ describe("TranscriptSearch", () => {
       { numRuns: 300 },
     );
     expect(agent.db.prepare("SELECT count(*) AS n FROM transcript_events").get()).toEqual({ n: 2 });
+    home.close();
+  });
+
+  it("finds a word inside a run of Chinese, Japanese or Korean characters", () => {
+    const { home, agent, add } = setup();
+    const texts = [
+      "支持的通道列表",
+      "第三季度销售数据",
+      "東京の天気は？",
+      "用中文回复我",
+      "서울 날씨가 좋네요",
+    ];
+    for (const text of texts) add("s", "user", text);
+    const found = (query: string) =>
+      agent.search.search(query).map((hit) => texts[hit.seq - 2] ?? `seq ${hit.seq}`);
+    expect(found("支持")).toEqual(["支持的通道列表"]);
+    expect(found("销售数据")).toEqual(["第三季度销售数据"]);
+    expect(found("東京")).toEqual(["東京の天気は？"]);
+    expect(found("天気")).toEqual(["東京の天気は？"]);
+    expect(found("中文")).toEqual(["用中文回复我"]);
+    expect(found("날씨")).toEqual(["서울 날씨가 좋네요"]);
+    // Order and adjacency count: the characters of 销售数据 in another order are not a match.
+    expect(found("数据销售")).toEqual([]);
+    expect(found("季销")).toEqual([]);
+    // One character finds every text holding it, wherever it sits in its run.
+    expect(found("表").sort()).toEqual(["支持的通道列表"]);
+    expect(found("我")).toEqual(["用中文回复我"]);
+    const hit = agent.search.search("销售数据")[0];
+    const [from, to] = hit?.highlights[0] ?? [0, 0];
+    expect(hit?.snippet.slice(from, to)).toBe("销售数据");
+    home.close();
+  });
+
+  it("requires every word of a query mixing CJK and latin words", () => {
+    const { home, agent, add } = setup();
+    add("s", "user", "请把 deploy 日志发给我");
+    add("s", "user", "deploy finished");
+    add("s", "user", "日志在哪里");
+    expect(agent.search.search("deploy 日志")).toHaveLength(1);
+    expect(agent.search.search("deploy日志")).toHaveLength(1);
+    expect(agent.search.search("DEPLOY")).toHaveLength(2);
+    const hit = agent.search.search("日志 deploy")[0];
+    expect(hit?.highlights.map(([from, to]) => hit.snippet.slice(from, to))).toEqual([
+      "deploy",
+      "日志",
+    ]);
+    home.close();
+  });
+
+  it("finds words by a prefix ending in *", () => {
+    const { home, agent, add } = setup();
+    add("s", "user", "deployment failed");
+    add("s", "user", "deploy again");
+    add("s", "user", "de novo");
+    expect(agent.search.search("deplo*")).toHaveLength(2);
+    expect(agent.search.search("deplo")).toEqual([]);
+    expect(agent.search.search("deploy*")).toHaveLength(2);
+    const hit = agent.search.search("deplo*").find((h) => h.snippet.startsWith("deployment"));
+    expect(hit?.highlights).toEqual([[0, "deployment".length]]);
+    home.close();
+  });
+
+  it("finds an assistant's error message and the argument values of its tool calls", () => {
+    const { home, agent, add } = setup();
+    add("s", "assistant", [], { errorMessage: "429 rate_limit_error: quota exhausted" });
+    add("s", "assistant", [
+      { type: "toolCall", id: "t1", name: "exec", arguments: { command: "grep -rn foo src/" } },
+    ]);
+    add("s", "assistant", [
+      { type: "tool_use", id: "t2", name: "read", input: { path: "/etc/hosts", lines: [120] } },
+    ]);
+    expect(agent.search.search("quota exhausted").map((h) => h.seq)).toEqual([2]);
+    expect(agent.search.search("grep foo").map((h) => h.seq)).toEqual([3]);
+    expect(agent.search.search("hosts 120").map((h) => h.seq)).toEqual([4]);
+    // Keys are not indexed: only what the tool was given.
+    expect(agent.search.search("command")).toEqual([]);
+    const hit = agent.search.search("foo")[0];
+    const [from, to] = hit?.highlights[0] ?? [0, 0];
+    expect(hit?.snippet.slice(from, to)).toBe("foo");
+    home.close();
+  });
+
+  it("finds exactly the events of a real Chinese session that contain a word", () => {
+    const file = corpusTranscripts().find((f) => f.name.includes("76cc5ab5-0425-4038"));
+    if (file === undefined) return; // the corpus is absent (corpusTranscripts throws under CI)
+    const { home, agent } = setup();
+    const events = parseJsonl(file.text).flatMap((line) => (line.ok ? [line.event] : []));
+    agent.transcripts.appendMany("real", events, { verbatim: true, ensureHeader: false });
+    for (const word of ["仓库", "密钥", "服务器", "飞书"]) {
+      const expected = events
+        .filter((event) => searchableText(event).includes(word))
+        .map((event) => event.id)
+        .sort();
+      expect(expected.length, word).toBeGreaterThan(0);
+      const hits = agent.search.search(word, { limit: 500 });
+      expect(hits.map((hit) => hit.eventId).sort(), word).toEqual(expected);
+      for (const hit of hits) {
+        const marked = hit.highlights.map(([from, to]) => hit.snippet.slice(from, to));
+        expect(marked, word).toContain(word);
+      }
+    }
     home.close();
   });
 });
