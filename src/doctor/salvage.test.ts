@@ -21,7 +21,7 @@ function seedHome(): { home: string; dbPath: string; sessionId: string } {
   const state = openStateHome({ home });
   const { sessionId } = state.sessions.start("main", "agent:main:main");
   for (let i = 0; i < EVENTS; i++) {
-    const text = `message ${i} about the basil on the balcony ${"lorem ".repeat(i % 20)}`;
+    const text = `message ${i} about the basil on the balcony 阳台上的罗勒 ${"lorem ".repeat(i % 20)}`;
     const message = { role: i % 2 ? "assistant" : "user", content: [{ type: "text", text }] };
     state.transcripts.append({ agentId: "main", sessionId }, { type: "message", message });
   }
@@ -139,6 +139,9 @@ describe("a damaged agent database", () => {
       expect(agent.kv.get("notes", "k49")).toBe(49);
       const hits = state.transcripts.search("balcony", { agentId: "main", sessionId, limit: 500 });
       expect(hits.length).toBe(Math.min(500, salvaged.size));
+      // The rebuilt index cuts CJK text as the store does when it appends.
+      const cjk = state.transcripts.search("阳台", { agentId: "main", sessionId, limit: 500 });
+      expect(cjk.length).toBe(hits.length);
       state.close();
       const kept = readdirSync(dirname(dbPath)).filter((f) => f.includes(".damaged-"));
       expect(kept.length).toBeGreaterThanOrEqual(1);

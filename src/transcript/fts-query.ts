@@ -18,11 +18,11 @@ const MAX_TERMS = 32;
 
 export function searchTerms(input: string): string[] {
   const seen = new Set<string>();
-  for (const word of input.match(WORD) ?? []) {
+  for (const word of input.normalize("NFC").match(WORD) ?? []) {
     const prefix = word.endsWith("*");
     const parts = splitCjk(prefix ? word.slice(0, -1) : word);
     for (const [index, part] of parts.entries()) {
-      if (isCjk(part)) seen.add(part.normalize("NFC"));
+      if (isCjk(part)) seen.add(part);
       else if (normalizeWord(part) !== "") {
         const star = prefix && index === parts.length - 1 ? "*" : "";
         seen.add(`${normalizeWord(part)}${star}`);
