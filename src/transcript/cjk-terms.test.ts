@@ -15,7 +15,7 @@ afterAll(() => db.close());
 /** The rowids of `documents` that `query` finds, each indexed through `ftsDocument`. */
 function matching(documents: readonly string[], query: string): number[] {
   db.exec("DELETE FROM fts");
-  documents.forEach((text, index) => insert.run(index + 1, ftsDocument(text)));
+  for (const [index, text] of documents.entries()) insert.run(index + 1, ftsDocument(text));
   const fts = toFtsQuery(query);
   return fts === null ? [] : (match.all(fts) as number[]);
 }

@@ -45,7 +45,7 @@ describe("searchTerms and toFtsQuery", () => {
     );
     const texts = ["deployment failed", "déploy 日志", "de ploy", "日志ファイル"];
     const insert = db.prepare("INSERT INTO fts (rowid, text) VALUES (?, ?)");
-    texts.forEach((text, index) => insert.run(index + 1, ftsDocument(text)));
+    for (const [index, text] of texts.entries()) insert.run(index + 1, ftsDocument(text));
     const find = (query: string) =>
       db
         .prepare("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid")
