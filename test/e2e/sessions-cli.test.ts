@@ -303,6 +303,32 @@ describe("agentstate transcript export", () => {
 });
 
 describe("agentstate transcript search and list", () => {
+  it("finds CJK words inside unspaced text, prefixes and tool-call arguments, and marks them", () => {
+    const dir = tempDir();
+    const home = openStateHome({ home: dir });
+    const { sessionId } = home.sessions.start("main", KEY);
+    const scope = { agentId: "main", sessionId };
+    home.transcripts.append(scope, text("user", "请把第三季度销售数据发给我"));
+    home.transcripts.append(scope, {
+      type: "message",
+      message: {
+        role: "assistant",
+        content: [
+          { type: "toolCall", id: "t1", name: "exec", arguments: { command: "deploy.sh --prod" } },
+        ],
+      },
+    });
+    home.close();
+    const cjk = cli(["transcript", "search", "销售数据", "--home", dir]);
+    expect(cjk.status).toBe(0);
+    expect(cjk.stdout).toContain("[销售数据]");
+    const prefix = JSON.parse(
+      cli(["transcript", "search", "deplo*", "--json", "--home", dir]).stdout,
+    );
+    expect(prefix.map((h: { seq: number }) => h.seq)).toEqual([3]);
+    expect(cli(["transcript", "search", "*", "--home", dir]).status).toBe(2);
+  });
+
   it("ranks hits across agents and marks the matches", () => {
     const { home, sessionId, researchId } = seed();
     const text = cli(["transcript", "search", "basil", "--home", home]);

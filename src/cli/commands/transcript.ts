@@ -262,12 +262,15 @@ function requireSession(home: StateHome, sessionId: string, agentId: string | un
 function registerSearch(transcript: Command): void {
   const command = transcript
     .command("search <query...>")
-    .description("full-text search of messages, tool results and summaries, best matches first")
+    .description(
+      "full-text search of messages, tool calls and results, errors and summaries, best matches first; every word required, `word*` a prefix, CJK words found inside unspaced text",
+    )
     .option("--agent <id>", "only this agent (default: every agent)")
     .option("--session <id>", "only this session")
     .option("--limit <n>", "at most this many hits (1 to 500)", "20");
   addExamples(command, [
     "agentstate transcript search invoice overdue",
+    "agentstate transcript search 'deplo*' 销售数据",
     'agentstate transcript search "deploy failed" --agent main --limit 5',
     "agentstate transcript search basil --session <session-id> --json",
   ]);
@@ -345,6 +348,7 @@ export function registerTranscript(program: Command): void {
     "agentstate transcript list --limit 20",
     "agentstate transcript show <session-id> --agent main",
     "agentstate transcript search invoice overdue",
+    "agentstate transcript search 'deplo*' 销售数据",
   ]);
   registerShow(transcript);
   registerExport(transcript);
