@@ -95,7 +95,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       kind: fc.constant("branch" as const),
       s: session,
       target: fc.nat(),
-      summary: fc.option(text, { nil: null }),
+      summary: fc.option(text, { nil: null, freq: 2 }),
     }),
   },
   {
@@ -138,7 +138,7 @@ function checkAppend(result: AppendResult, expected: AppendExpectation): void {
   else expect(result.event.parentId).toBe(expected.parentId);
 }
 
-/** Appends through `append`, checks the result against the model, records it. */
+/** Checks one append's result against the model, then records what it stored. */
 function commitResult(
   model: TranscriptModel,
   sessionId: string,
@@ -331,7 +331,12 @@ function runOps(sessionCount: number, ops: Op[]): void {
 }
 
 describe("transcripts and search against an in-memory model", () => {
-  it("agree after every op of random append / appendMany / branch / label / delete / search", () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 3 }), ops, runOps), { numRuns: RUNS });
-  });
+  it(
+    "agree after every op of random append / appendMany / branch / label / delete / search",
+    () => {
+      fc.assert(fc.property(fc.integer({ min: 1, max: 3 }), ops, runOps), { numRuns: RUNS });
+      // A run takes 0.1 to 0.2 s on a loaded machine; long soak runs must not hit the default cap.
+    },
+    Math.max(60_000, RUNS * 1_000),
+  );
 });
