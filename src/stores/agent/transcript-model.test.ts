@@ -49,20 +49,12 @@ const cased = (words: readonly string[]) =>
 const cjkRun = fc
   .array(fc.constantFrom(...CJK), { minLength: 1, maxLength: 3 })
   .map((w) => w.join(""));
+const piece = fc.oneof(
+  { weight: 3, arbitrary: cased([...LATIN, ...ACCENTED]) },
+  { weight: 1, arbitrary: cjkRun },
+);
 const text = fc
-  .tuple(
-    fc.array(
-      fc.oneof(
-        { weight: 3, arbitrary: cased([...LATIN, ...ACCENTED]) },
-        { weight: 1, arbitrary: cjkRun },
-      ),
-      {
-        minLength: 1,
-        maxLength: 5,
-      },
-    ),
-    fc.constantFrom(" ", ", ", "\n", " — "),
-  )
+  .tuple(fc.array(piece, { minLength: 1, maxLength: 5 }), fc.constantFrom(" ", ", ", "\n", " — "))
   .map(([pieces, separator]) => pieces.join(separator));
 const key = fc.option(fc.nat(4), { nil: null, freq: 2 });
 const session = fc.nat(2);
