@@ -10,12 +10,8 @@ import {
 import type { TranscriptEvent } from "../../transcript/event.js";
 import type { AppendResult } from "./transcript-store.js";
 
-/**
- * CJK words are always written into event text, but only searched for when this is true.
- * The FTS tokenizer reads a run of CJK characters as one word, so `支持` inside `我们支持東京`
- * is not found yet; flip this once search finds words inside CJK text.
- */
-const SEARCH_CJK = false;
+/** CJK words sit inside longer runs (`支持` in `我们支持東京`) and are searched for like the others. */
+const SEARCH_CJK = true;
 
 const RUNS = Number(process.env.TRANSCRIPT_MODEL_RUNS ?? 30);
 const SESSIONS = ["s-a", "s-b", "s-c"];
