@@ -2,6 +2,12 @@ import { randomBytes } from "node:crypto";
 import { linkSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { threadId } from "node:worker_threads";
+import { processCheckpointer } from "./checkpointer.js";
+import {
+  type CheckpointsMode,
+  INLINE_AUTOCHECKPOINT_PAGES,
+  resolveCheckpoints,
+} from "./checkpoints.js";
 import { assertNotDamaged } from "./damage-marker.js";
 import type { DriverFactory, DriverName, SqlDriver, SqlStatement } from "./driver.js";
 import { chooseDriver, driverFactory } from "./driver-choice.js";
@@ -15,6 +21,7 @@ import {
 } from "./filesystem.js";
 import { finishLayoutUpgrade, type UpgradeProgressListener } from "./layout-upgrade.js";
 import { type DatabaseRole, latestSchemaVersion, type MigrationResult, migrate } from "./schema.js";
+import { isReadOnlySql, signalling, WalSignal } from "./wal-signal.js";
 
 export type CheckpointMode = "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE";
 
@@ -51,6 +58,12 @@ export interface OpenDatabaseOptions {
    * transactions before the open returns; a process killed during it resumes on the next open).
    */
   onUpgradeProgress?: UpgradeProgressListener;
+  /**
+   * Who checkpoints the WAL of a writable database: `"background"` (default) or `"inline"`; see
+   * `CheckpointsMode`. Default: `$AGENTSTATE_CHECKPOINTS`, else `background`. Background needs the
+   * built package, the main thread, a named driver and WAL; elsewhere the database is `inline`.
+   */
+  checkpoints?: CheckpointsMode;
 }
 
 const OPEN_OPTION_KEYS = new Set([
@@ -61,6 +74,7 @@ const OPEN_OPTION_KEYS = new Set([
   "journalMode",
   "driver",
   "onUpgradeProgress",
+  "checkpoints",
 ]);
 
 /** The pragmas every connection gets, in the order they must be set. */
@@ -72,6 +86,8 @@ export const CONNECTION_PRAGMAS = [
   // The driver's default page cache is 16 MB per connection; a home keeps one connection per
   // agent open, so that multiplies. 4 MB holds the hot pages; the OS cache holds the rest.
   ["cache_size", "-4000"],
+  // JOURNAL_SIZE_LIMIT (64 MiB): a WAL bigger than that is cut back when it restarts.
+  ["journal_size_limit", "67108864"],
 ] as const;
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
@@ -92,13 +108,46 @@ export class Database {
   private queryOnly: boolean | undefined;
   /** Transaction-control statements, prepared on first use: parsing them per call was a hot spot. */
   private readonly control = new Map<string, SqlStatement>();
+  /** Set while the background checkpointer serves this database (auto-checkpoint off). */
+  private signal: WalSignal | null = null;
 
-  constructor(driver: SqlDriver, role: DatabaseRole, migration: MigrationResult) {
+  constructor(
+    driver: SqlDriver,
+    role: DatabaseRole,
+    migration: MigrationResult,
+    options: { backgroundCheckpoints?: boolean } = {},
+  ) {
     this.driver = driver;
     this.path = driver.path;
     this.role = role;
     this.migration = migration;
+    if (options.backgroundCheckpoints) {
+      this.signal = new WalSignal(processCheckpointer(), this.path, driver.name, {
+        fallback: this.toInline,
+        catchUp: this.catchUp,
+      });
+    }
   }
+
+  /** Who checkpoints this database's WAL now (`inline` also for read-only and rollback). */
+  get checkpoints(): CheckpointsMode {
+    return this.signal === null ? "inline" : "background";
+  }
+
+  /** The backstop (see `CALLER_CATCH_UP_BYTES`): never inside a transaction, never waiting. */
+  private readonly catchUp = (): boolean => {
+    if (!this.driver.open || this.driver.inTransaction) return false;
+    this.driver.prepare("PRAGMA wal_checkpoint(PASSIVE)").get();
+    return true;
+  };
+
+  /** The checkpointer thread died: SQLite's own auto-checkpoint takes over again. */
+  private readonly toInline = (): void => {
+    this.signal = null;
+    if (this.driver.open) {
+      this.driver.exec(`PRAGMA wal_autocheckpoint = ${INLINE_AUTOCHECKPOINT_PAGES}`);
+    }
+  };
 
   get isOpen(): boolean {
     return this.driver.open;
@@ -126,12 +175,16 @@ export class Database {
 
   prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row> {
     this.assertOpen();
-    return this.driver.prepare<Row>(sql);
+    const statement = this.driver.prepare<Row>(sql);
+    return this.signal === null || isReadOnlySql(sql)
+      ? statement
+      : signalling(statement, this.signal);
   }
 
   exec(sql: string): void {
     this.assertOpen();
     this.driver.exec(sql);
+    if (!isReadOnlySql(sql)) this.signal?.wrote();
   }
 
   /** Reads one pragma's first value (`pragma("user_version")` → 1). */
@@ -159,6 +212,7 @@ export class Database {
         throw new TypeError("Expected a synchronous transaction body; tx() got a Promise");
       }
       this.run(nested ? `RELEASE ${savepoint}` : "COMMIT");
+      if (!nested) this.signal?.committed();
       return result;
     } catch (error) {
       // SQLite may already have rolled back on its own (e.g. a full disk): only undo what is open.
@@ -252,8 +306,13 @@ export class Database {
     return total;
   }
 
+  /** Closes the connection; the background checkpointer lets go of the file first. */
   close(): void {
-    if (this.driver.open) this.driver.close();
+    if (!this.driver.open) return;
+    const signal = this.signal;
+    this.signal = null;
+    signal?.close();
+    this.driver.close();
   }
 
   private assertOpen(): void {
@@ -349,6 +408,7 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
   validateOpenOptions(options);
   const path = resolve(options.path);
   const mode = resolveJournalMode(options.journalMode);
+  const checkpoints = resolveCheckpoints(options.checkpoints);
   assertNotDamaged(path);
   if (mode === "wal") assertWalSafe(dirname(path), filesystemTypeOf(dirname(path)));
   const probe = probeDatabaseFile(path);
@@ -380,7 +440,14 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
       finishLayoutUpgrade(driver, { onProgress: options.onUpgradeProgress });
     }
     tightenFiles([path, `${path}-wal`, `${path}-shm`]);
-    return new Database(driver, options.role, migration);
+    // The thread opens its own connection by engine name: a caller's own factory stays inline.
+    const background =
+      checkpoints === "background" &&
+      mode === "wal" &&
+      typeof options.driver !== "function" &&
+      processCheckpointer().available;
+    if (background) driver.exec("PRAGMA wal_autocheckpoint = 0");
+    return new Database(driver, options.role, migration, { backgroundCheckpoints: background });
   } catch (error) {
     driver.close();
     throw error;

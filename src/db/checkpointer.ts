@@ -1,0 +1,128 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { isMainThread, Worker } from "node:worker_threads";
+import type { CheckpointerData, ToCheckpointer } from "./checkpointer-protocol.js";
+import type { DriverName } from "./driver.js";
+
+/** The thread's round: a PASSIVE checkpoint of each database written in the last `IDLE_MS`. */
+const TICK_MS = 20;
+/** A database quiet this long loses its checkpointer connection: a process holds thousands. */
+const IDLE_MS = 3000;
+/** The longest a close waits for the thread to let go of the file. */
+const ACK_TIMEOUT_MS = 2000;
+
+/**
+ * The process's background checkpointer, seen from the main thread: one worker thread (unref'd,
+ * so it never keeps the process alive), started on the first database that has written for more
+ * than `ANNOUNCE_MS`; a short command that writes a few rows and closes never starts it. Other
+ * threads (agent runs in worker threads) keep SQLite's own auto-checkpoint: one thread per process.
+ */
+export class Checkpointer {
+  private readonly file = fileURLToPath(new URL("./checkpointer-worker.js", import.meta.url));
+  private readonly built = existsSync(this.file);
+  private worker: Worker | null = null;
+  private failed = false;
+  private readonly ack = new Int32Array(new SharedArrayBuffer(4));
+  private seq = 0;
+  /** Open databases per path in this process: only the last close of a path drops it. */
+  private readonly open = new Map<string, number>();
+  /** Paths the thread may hold a connection to. */
+  private readonly announced = new Set<string>();
+  private readonly fallbacks = new Set<() => void>();
+
+  /** False from the TypeScript sources (no compiled thread), off the main thread, or after a failure. */
+  get available(): boolean {
+    return this.built && isMainThread && !this.failed;
+  }
+
+  /** Whether its thread is running now. */
+  get running(): boolean {
+    return this.worker !== null;
+  }
+
+  /** A database opened with auto-checkpoint off; `fallback` turns it back on if the thread dies. */
+  attach(path: string, fallback: () => void): void {
+    this.open.set(path, (this.open.get(path) ?? 0) + 1);
+    this.fallbacks.add(fallback);
+  }
+
+  announce(path: string, driver: DriverName): void {
+    const worker = this.start();
+    if (worker === null) return;
+    this.announced.add(path);
+    worker.postMessage({ type: "active", path, driver } satisfies ToCheckpointer);
+  }
+
+  /**
+   * A database is closing. When it is the process's last one on `path`, the thread closes its
+   * connection first, and this waits for that (bounded): SQLite deletes the -wal and -shm files
+   * only when the last connection closes, and that must be the caller's.
+   */
+  detach(path: string, fallback: () => void): void {
+    this.fallbacks.delete(fallback);
+    const left = (this.open.get(path) ?? 1) - 1;
+    if (left > 0) {
+      this.open.set(path, left);
+      return;
+    }
+    this.open.delete(path);
+    if (!this.announced.delete(path) || this.worker === null) return;
+    const seq = ++this.seq;
+    this.worker.postMessage({ type: "drop", path, seq } satisfies ToCheckpointer);
+    if (!this.waitForAck(seq)) this.fail();
+  }
+
+  private waitForAck(seq: number): boolean {
+    const deadline = Date.now() + ACK_TIMEOUT_MS;
+    for (;;) {
+      const done = Atomics.load(this.ack, 0);
+      if (done >= seq) return true;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      try {
+        Atomics.wait(this.ack, 0, done, remaining);
+      } catch {
+        return true; // A runtime that forbids blocking this thread: close without the handshake.
+      }
+    }
+  }
+
+  private start(): Worker | null {
+    if (this.worker !== null || !this.available) return this.worker;
+    const data: CheckpointerData = {
+      ack: this.ack.buffer as SharedArrayBuffer,
+      tickMs: TICK_MS,
+      idleMs: IDLE_MS,
+    };
+    try {
+      const worker = new Worker(this.file, { workerData: data });
+      worker.unref();
+      worker.on("error", () => this.fail());
+      worker.on("exit", () => this.fail());
+      this.worker = worker;
+    } catch {
+      this.fail(); // Some embedders forbid threads: SQLite's own auto-checkpoint then serves.
+    }
+    return this.worker;
+  }
+
+  /** The thread cannot serve: every database it served goes back to SQLite's auto-checkpoint. */
+  private fail(): void {
+    if (this.failed) return;
+    this.failed = true;
+    const worker = this.worker;
+    this.worker = null;
+    void worker?.terminate();
+    this.announced.clear();
+    for (const fallback of this.fallbacks) fallback();
+    this.fallbacks.clear();
+  }
+}
+
+let shared: Checkpointer | undefined;
+
+/** The process's checkpointer (one per process). */
+export function processCheckpointer(): Checkpointer {
+  shared ??= new Checkpointer();
+  return shared;
+}

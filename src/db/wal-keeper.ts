@@ -1,0 +1,152 @@
+import { statSync } from "node:fs";
+import type { DriverFactory, SqlDriver, SqlStatement } from "./driver.js";
+
+/**
+ * Past this many bytes of WAL frames a checkpoint must catch up. Under a continuous writer a
+ * PASSIVE checkpoint never does (each one stops at the snapshot it started from, and the writer
+ * has added frames meanwhile), and SQLite restarts the WAL only after one that did: PASSIVE
+ * checkpoints alone let the WAL reach 1 GB in 100k appends. Half of the 64 MiB journal limit
+ * leaves room for the frames written while the catch-up waits for the write lock.
+ */
+export const RESTART_FROM_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A refused catch-up is retried at once the first few times (a busy writer took the lock between
+ * the busy handler's polls), then after a doubling pause from 250 ms up to 2 s: a reader holding
+ * its snapshot refuses every attempt, and each attempt holds writers up for `CATCH_UP_BUSY_MS`.
+ */
+function retryDelayMs(refusals: number): number {
+  return refusals <= 3 ? 0 : Math.min(2000, 250 * 2 ** (refusals - 4));
+}
+
+/**
+ * How long a catch-up waits for the write lock, then for readers to leave the WAL. It holds the
+ * write lock while it waits for readers, so this is also the longest a writer can be held up.
+ */
+const CATCH_UP_BUSY_MS = 20;
+
+interface CheckpointRow {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+interface Kept {
+  readonly driver: SqlDriver;
+  readonly frameBytes: number;
+  readonly passive: SqlStatement<CheckpointRow>;
+  readonly restart: SqlStatement<CheckpointRow>;
+  readonly truncate: SqlStatement<CheckpointRow>;
+  activeAt: number;
+  restartAfter: number;
+  refusals: number;
+}
+
+export interface WalKeeperOptions {
+  /** A connection unused for this long, with its WAL fully checkpointed, is closed. */
+  idleMs?: number;
+  restartFromBytes?: number;
+}
+
+function walFileBytes(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Keeps the WAL of the databases it is told about small: a connection of its own to each one
+ * written recently, a PASSIVE checkpoint on every `tick`, and a catch-up (RESTART, or TRUNCATE
+ * when the file has grown past twice the bound, e.g. behind a long reader) when the WAL passes
+ * the bound. Runs on the checkpointer thread; it has no other state than its connections.
+ */
+export class WalKeeper {
+  private readonly kept = new Map<string, Kept>();
+  private readonly idleMs: number;
+  private readonly restartFrom: number;
+
+  constructor(options: WalKeeperOptions = {}) {
+    this.idleMs = options.idleMs ?? 3000;
+    this.restartFrom = options.restartFromBytes ?? RESTART_FROM_BYTES;
+  }
+
+  /** Databases it holds a connection to. */
+  get size(): number {
+    return this.kept.size;
+  }
+
+  /** `path` has new frames: keep a connection to it until it has been quiet for `idleMs`. */
+  activate(path: string, factory: DriverFactory, now: number): void {
+    const found = this.kept.get(path);
+    if (found) {
+      found.activeAt = now;
+      return;
+    }
+    const driver = factory(path, { fileMustExist: true });
+    try {
+      driver.exec(`PRAGMA busy_timeout = ${CATCH_UP_BUSY_MS}`);
+      const page = driver.prepare<{ page_size: number }>("PRAGMA page_size").get();
+      const checkpoint = (mode: string) =>
+        driver.prepare<CheckpointRow>(`PRAGMA wal_checkpoint(${mode})`);
+      this.kept.set(path, {
+        driver,
+        frameBytes: (page?.page_size ?? 4096) + 24,
+        passive: checkpoint("PASSIVE"),
+        restart: checkpoint("RESTART"),
+        truncate: checkpoint("TRUNCATE"),
+        activeAt: now,
+        restartAfter: 0,
+        refusals: 0,
+      });
+    } catch (error) {
+      driver.close();
+      throw error;
+    }
+  }
+
+  /** Closes the connection to `path`, if any: the caller's own close must be the last one. */
+  drop(path: string): void {
+    const found = this.kept.get(path);
+    if (!found) return;
+    this.kept.delete(path);
+    found.driver.close();
+  }
+
+  /** One round over every kept database. A database that fails is let go, not retried. */
+  tick(now: number): void {
+    for (const [path, kept] of this.kept) {
+      try {
+        if (this.keep(path, kept, now)) this.drop(path);
+      } catch {
+        this.drop(path);
+      }
+    }
+  }
+
+  dropAll(): void {
+    for (const path of [...this.kept.keys()]) this.drop(path);
+  }
+
+  /** Checkpoints one database; true when its connection can be closed. */
+  private keep(path: string, kept: Kept, now: number): boolean {
+    const passive = kept.passive.get();
+    const frames = passive?.log ?? 0;
+    // A file grown past twice the bound (behind a reader, or by the caller's backstop) is cut
+    // back even when its frames are few: the journal limit alone would leave it at 64 MiB.
+    const shrink = walFileBytes(path) > 2 * this.restartFrom;
+    const due = frames * kept.frameBytes >= this.restartFrom || shrink;
+    if (due && now >= kept.restartAfter) {
+      // A second pass takes the frames written during the first: the catch-up, which keeps
+      // writers waiting while it runs, then has only the last few to copy.
+      kept.passive.get();
+      const caughtUp = (shrink ? kept.truncate : kept.restart).get();
+      kept.refusals = caughtUp?.busy === 0 ? 0 : kept.refusals + 1;
+      kept.restartAfter = now + retryDelayMs(kept.refusals);
+      return false;
+    }
+    const clean = passive !== undefined && passive.log === passive.checkpointed;
+    return clean && now - kept.activeAt > this.idleMs;
+  }
+}

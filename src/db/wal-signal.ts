@@ -1,0 +1,125 @@
+import { statSync } from "node:fs";
+import type { Checkpointer } from "./checkpointer.js";
+import type { DriverName, SqlStatement } from "./driver.js";
+
+/** A database tells the thread about new frames at most this often, never per commit. */
+const ANNOUNCE_MS = 20;
+
+/**
+ * The backstop: a WAL file this large means the thread is not keeping up (still starting, starved
+ * of CPU on a loaded machine, or gone), so the writer catches up itself, between its transactions,
+ * rather than let the file pass the 64 MiB journal limit. Measured, it does not fire while the
+ * thread serves (bench/wal.mjs reports `callerCatchUps`).
+ */
+export const CALLER_CATCH_UP_BYTES = 40 * 1024 * 1024;
+
+/** Checkpoints the backstop ran on callers' threads, for the benchmark and diagnostics. */
+export const callerCatchUps = { count: 0, longestMs: 0 };
+
+export interface WalSignalHooks {
+  /** The thread cannot serve any more: back to SQLite's own auto-checkpoint. */
+  fallback: () => void;
+  /** Checkpoints on the caller's connection; false when it cannot now (inside a transaction). */
+  catchUp: () => boolean;
+}
+
+/**
+ * One database's link to the checkpointer: notes writes (a clock read each) and announces them at
+ * most every `ANNOUNCE_MS`. A burst is announced from the write path when it lasts, else by a
+ * timer once it ends; a tight synchronous loop never lets the timer run, hence both.
+ */
+export class WalSignal {
+  private since = 0;
+  private timer: NodeJS.Timeout | null = null;
+  /** A backstop catch-up found the caller inside a transaction: run it after the commit. */
+  private owed = false;
+
+  constructor(
+    private readonly checkpointer: Checkpointer,
+    private readonly path: string,
+    private readonly driver: DriverName,
+    private readonly hooks: WalSignalHooks,
+  ) {
+    checkpointer.attach(path, hooks.fallback);
+  }
+
+  wrote(): void {
+    const now = Date.now();
+    if (this.since === 0) {
+      this.since = now;
+      this.timer ??= setTimeout(this.onTimer, ANNOUNCE_MS).unref();
+    } else if (now - this.since >= ANNOUNCE_MS) this.flush();
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = null;
+    this.flush();
+  };
+
+  private flush(): void {
+    if (this.since === 0) return;
+    this.since = 0;
+    this.checkpointer.announce(this.path, this.driver);
+    this.guard();
+  }
+
+  /** The caller's transaction committed. */
+  committed(): void {
+    if (this.owed) this.guard();
+  }
+
+  private guard(): void {
+    const wal = statSync(`${this.path}-wal`, { throwIfNoEntry: false });
+    this.owed = false;
+    if (wal === undefined || wal.size < CALLER_CATCH_UP_BYTES) return;
+    const started = performance.now();
+    this.owed = !this.hooks.catchUp();
+    if (this.owed) return;
+    const ms = performance.now() - started;
+    callerCatchUps.count++;
+    callerCatchUps.longestMs = Math.max(callerCatchUps.longestMs, ms);
+  }
+
+  close(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.since = 0;
+    this.checkpointer.detach(this.path, this.hooks.fallback);
+  }
+}
+
+/** Statements that cannot add WAL frames (a SELECT, a pragma read) are not watched. */
+const READ_ONLY_SQL = /^\s*(select|pragma|explain)\b/i;
+
+/** Whether `sql` is a statement that cannot write (so it needs no watching). */
+export function isReadOnlySql(sql: string): boolean {
+  return READ_ONLY_SQL.test(sql);
+}
+
+/** The statement, telling `signal` after each call that it may have written. */
+export function signalling<Row>(
+  statement: SqlStatement<Row>,
+  signal: WalSignal,
+): SqlStatement<Row> {
+  return {
+    run: (...params) => {
+      const result = statement.run(...params);
+      signal.wrote();
+      return result;
+    },
+    get: (...params) => {
+      const row = statement.get(...params);
+      signal.wrote();
+      return row;
+    },
+    all: (...params) => {
+      const rows = statement.all(...params);
+      signal.wrote();
+      return rows;
+    },
+    iterate: (...params) => {
+      signal.wrote();
+      return statement.iterate(...params);
+    },
+  };
+}

@@ -1,0 +1,198 @@
+import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Database, OpenDatabaseOptions } from "../../src/db/database.js";
+import { useTempDirs } from "../../src/test-support/temp-dir.js";
+import { importBuilt, requireBuild } from "../support/built.js";
+import { node24 } from "../support/runtimes.js";
+
+const run = promisify(execFile);
+const APPENDER = new URL("../fixtures/wal-appender.mjs", import.meta.url).pathname;
+const LIMIT = 64 * 1024 * 1024;
+const tempDir = useTempDirs();
+
+// The built package: only there does the checkpointer thread's compiled entry exist.
+let openDatabase: (options: OpenDatabaseOptions) => Database;
+beforeAll(async () => {
+  requireBuild();
+  ({ openDatabase } = await importBuilt<{ openDatabase: typeof openDatabase }>());
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function walBytes(path: string): number {
+  return statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+}
+
+/**
+ * Descriptors this process has open on `path`, read from /proc (an oracle apart from the code).
+ * Counted on the -wal file: SQLite keeps a closed connection's descriptor of the database file
+ * itself open while another connection of the process holds locks on it.
+ */
+function descriptorsOn(path: string): number {
+  let n = 0;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === path) n++;
+    } catch {
+      // Closed while we looked.
+    }
+  }
+  return n;
+}
+
+function openTable(path: string, options: Partial<OpenDatabaseOptions> = {}) {
+  const db = openDatabase({ path, role: "agent", ...options });
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS appended (id INTEGER PRIMARY KEY, writer INTEGER, body TEXT)",
+  );
+  const insert = db.prepare("INSERT INTO appended (body) VALUES (?)");
+  const body = "x".repeat(200);
+  return { db, append: () => db.tx(() => insert.run(body)) };
+}
+
+function rowCount(db: Database): number {
+  return db.prepare<{ n: number }>("SELECT count(*) AS n FROM appended").get()?.n ?? -1;
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await sleep(20);
+  }
+  return check();
+}
+
+describe("background checkpoints", () => {
+  it("keeps the WAL under 64 MiB through 50,000 appends in a tight loop", () => {
+    const path = join(tempDir(), "tight.sqlite");
+    const { db, append } = openTable(path);
+    expect(db.checkpoints).toBe("background");
+    expect(db.pragma("wal_autocheckpoint")).toBe(0);
+    expect(db.pragma("journal_size_limit")).toBe(LIMIT);
+    const samples: number[] = [];
+    for (let i = 0; i < 50_000; i++) {
+      append();
+      if (i % 100 === 0) samples.push(walBytes(path));
+    }
+    expect(Math.max(...samples)).toBeLessThan(LIMIT);
+    // It did work: without checkpoints 50,000 commits of a 4 KiB page each pass 190 MiB.
+    expect(samples.length).toBe(500);
+    expect(rowCount(db)).toBe(50_000);
+    expect(db.integrityCheck()).toEqual(["ok"]);
+    db.close();
+  }, 120_000);
+
+  it("brings the WAL back under the bound once a long reader ends", async () => {
+    const path = join(tempDir(), "reader.sqlite");
+    const { db, append } = openTable(path);
+    const reader = openDatabase({ path, role: "agent", readonly: true });
+    reader.exec("BEGIN");
+    expect(rowCount(reader)).toBe(0);
+    for (let i = 0; i < 20_000; i++) append();
+    await sleep(100);
+    // The reader's snapshot pins every frame: no checkpoint can restart the WAL meanwhile.
+    const pinned = walBytes(path);
+    expect(pinned).toBeGreaterThan(32 * 1024 * 1024);
+    expect(rowCount(reader)).toBe(0);
+    reader.exec("COMMIT");
+    reader.close();
+    const back = await until(() => {
+      for (let i = 0; i < 500; i++) append();
+      return walBytes(path) < 32 * 1024 * 1024;
+    }, 15_000);
+    expect(back, `WAL still ${walBytes(path)} bytes`).toBe(true);
+    expect(rowCount(db)).toBeGreaterThanOrEqual(20_500);
+    expect(db.integrityCheck()).toEqual(["ok"]);
+    db.close();
+  }, 60_000);
+
+  it("holds its own connection while writes go on, lets it go when idle, and close leaves no -wal/-shm", async () => {
+    const dir = tempDir();
+    const path = join(dir, "close.sqlite");
+    const { db, append } = openTable(path);
+    expect(descriptorsOn(`${path}-wal`)).toBe(1);
+    for (let i = 0; i < 200; i++) append();
+    // The announce timer fires once the burst ends; the thread then opens its own connection.
+    expect(await until(() => descriptorsOn(`${path}-wal`) === 2, 5_000)).toBe(true);
+    // Quiet for longer than the idle time: the thread closes its connection.
+    expect(await until(() => descriptorsOn(`${path}-wal`) === 1, 8_000)).toBe(true);
+    for (let i = 0; i < 200; i++) append();
+    expect(await until(() => descriptorsOn(`${path}-wal`) === 2, 5_000)).toBe(true);
+    db.close();
+    expect(descriptorsOn(`${path}-wal`)).toBe(0);
+    expect(readdirSync(dir).sort()).toEqual(["close.sqlite"]);
+  }, 30_000);
+
+  it("two processes writing one database: every row lands, the WAL stays bounded, no sidecar is left", async () => {
+    const dir = tempDir();
+    const path = join(dir, "shared.sqlite");
+    // Created first, so neither writer races the other to create the file.
+    openTable(path).db.close();
+    const startAt = String(Date.now() + 1500);
+    const writers = await Promise.all(
+      [0, 1].map(() => run(process.execPath, [APPENDER, path, "20000", startAt])),
+    );
+    const reports = writers.map(({ stdout }) => JSON.parse(stdout));
+    for (const report of reports) {
+      expect(report.modeAtOpen).toBe("background");
+      expect(report.largestWal).toBeLessThan(LIMIT);
+    }
+    const db = openDatabase({ path, role: "agent", readonly: true });
+    const perWriter = db
+      .prepare<{ n: number }>("SELECT count(*) AS n FROM appended GROUP BY writer")
+      .all()
+      .map((row) => row.n);
+    expect(perWriter).toEqual([20_000, 20_000]);
+    expect(db.integrityCheck()).toEqual(["ok"]);
+    db.close();
+    expect(readdirSync(dir).sort()).toEqual(["shared.sqlite"]);
+  }, 120_000);
+});
+
+describe("inline checkpoints", () => {
+  it("is SQLite's auto-checkpoint, chosen by option or environment", async () => {
+    const path = join(tempDir(), "inline.sqlite");
+    const { db } = openTable(path, { checkpoints: "inline" });
+    expect(db.checkpoints).toBe("inline");
+    expect(db.pragma("wal_autocheckpoint")).toBe(1000);
+    expect(db.pragma("journal_size_limit")).toBe(LIMIT);
+    db.close();
+    const { stdout } = await run(process.execPath, [APPENDER, path, "3000", "0"], {
+      env: { ...process.env, AGENTSTATE_CHECKPOINTS: "inline" },
+    });
+    expect(JSON.parse(stdout)).toMatchObject({ modeAtOpen: "inline", autocheckpoint: 1000 });
+  });
+
+  it("rejects an unknown mode by option and by environment", async () => {
+    const path = join(tempDir(), "bad.sqlite");
+    expect(() =>
+      openDatabase({ path, role: "agent", checkpoints: "sometimes" as "inline" }),
+    ).toThrow(expect.objectContaining({ code: "E_INVALID_ARGUMENT" }));
+    const failed = await run(process.execPath, [APPENDER, path, "1", "0"], {
+      env: { ...process.env, AGENTSTATE_CHECKPOINTS: "sometimes" },
+    }).catch((error: { stderr: string }) => error);
+    expect("stderr" in failed ? failed.stderr : "").toContain("AGENTSTATE_CHECKPOINTS");
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("takes over when the runtime forbids worker threads", async () => {
+    const dir = tempDir();
+    const path = join(dir, "no-threads.sqlite");
+    // Node's permission model without --allow-worker refuses every thread (node:sqlite on Node 24:
+    // the permission model also refuses native addons such as better-sqlite3).
+    const { stdout } = await run(
+      node24(),
+      ["--permission", "--allow-fs-read=*", "--allow-fs-write=*", APPENDER, path, "20000", "0"],
+      { env: { ...process.env, AGENTSTATE_SQLITE_DRIVER: "node" } },
+    );
+    const report = JSON.parse(stdout);
+    expect(report).toMatchObject({ modeAtOpen: "background", modeAtEnd: "inline" });
+    expect(report.autocheckpoint).toBe(1000);
+    expect(report.largestWal).toBeLessThan(LIMIT);
+    expect(readdirSync(dir).sort()).toEqual(["no-threads.sqlite"]);
+  }, 60_000);
+});
