@@ -343,3 +343,24 @@ describe("JSONL export of generated transcripts", () => {
     db.close();
   });
 });
+
+describe("TranscriptStore.events", () => {
+  // A caller may consume the iterator slowly (an export piped to a slow disk, a library user
+  // awaiting between events). A read transaction open all that time would keep every checkpoint
+  // from restarting the WAL, which then grows with every write of every process.
+  it("holds no read transaction open between events", () => {
+    const { db, store } = open();
+    for (let i = 0; i < 1200; i++) store.append("s1", user(`event ${i}`));
+    const events = store.events("s1");
+    expect(events.next().value?.seq).toBe(1);
+    const writer = openDatabase({ path: db.path, role: "agent" });
+    new TranscriptStore(writer, "main").append("s2", user("while the export runs"));
+    // TRUNCATE cannot complete while any connection reads from an older snapshot of the WAL.
+    writer.exec("PRAGMA busy_timeout = 100");
+    expect(writer.checkpoint("TRUNCATE").busy).toBe(false);
+    writer.close();
+    const seqs = [1, ...Array.from(events, (stored) => stored.seq)];
+    expect(seqs).toEqual(Array.from({ length: 1201 }, (_, i) => i + 1));
+    db.close();
+  });
+});

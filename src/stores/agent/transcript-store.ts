@@ -108,6 +108,8 @@ const APPEND_OPTION_KEYS = new Set([
   "verbatim",
 ]);
 const MAX_READ = 10_000;
+/** Events per read of `events()`: large enough that the per-read cost vanishes (~1 ms a page). */
+const EVENTS_PAGE = 500;
 
 function idempotencyKeyOf(input: NewTranscriptEvent, options: AppendOptions): string | null {
   if (options.idempotencyKey !== undefined) return options.idempotencyKey;
@@ -157,7 +159,7 @@ export class TranscriptStore {
   private readonly selectRange: SqlStatement<EventRow>;
   private readonly selectKeyedRange: SqlStatement<EventRow>;
   private readonly selectTail: SqlStatement<EventRow>;
-  private readonly selectAll: SqlStatement<EventRow>;
+  private readonly selectPage: SqlStatement<EventRow>;
 
   constructor(
     private readonly db: Database,
@@ -221,8 +223,8 @@ export class TranscriptStore {
     this.selectTail = db.prepare(
       `SELECT * FROM transcript_events WHERE ${inSession} ORDER BY seq DESC LIMIT ?`,
     );
-    this.selectAll = db.prepare(
-      `SELECT * FROM transcript_events WHERE ${inSession} AND seq <= ? ORDER BY seq`,
+    this.selectPage = db.prepare(
+      `SELECT * FROM transcript_events WHERE ${inSession} AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
     );
   }
 
@@ -283,10 +285,21 @@ export class TranscriptStore {
       .map((row) => this.decode(row, sessionId));
   }
 
-  /** Every event of a session (up to `untilSeq`), streamed in seq order. */
+  /**
+   * Every event of a session (up to `untilSeq`), streamed in seq order. Read a page at a time,
+   * each page its own short read: a statement stepped lazily would hold a read transaction open
+   * for as long as the caller takes to consume it, and while any reader holds an old snapshot no
+   * checkpoint can restart the WAL (docs/operations.md). The last seq is fixed when the iteration
+   * starts, so events appended meanwhile are not included.
+   */
   *events(sessionId: string, untilSeq = Number.MAX_SAFE_INTEGER): IterableIterator<StoredEvent> {
-    for (const row of this.selectAll.iterate(checkSessionId(sessionId), untilSeq)) {
-      yield this.decode(row, sessionId);
+    checkSessionId(sessionId);
+    const last = Math.min(untilSeq, this.selectTail.get(sessionId, 1)?.seq ?? 0);
+    for (let after = 0; after < last; ) {
+      const rows = this.selectPage.all(sessionId, after, last, EVENTS_PAGE);
+      if (rows.length === 0) return;
+      after = rows.at(-1)?.seq ?? last;
+      for (const row of rows) yield this.decode(row, sessionId);
     }
   }
 
