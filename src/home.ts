@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { MemoryApi } from "./api/memory-api.js";
 import { SessionsApi } from "./api/sessions-api.js";
 import { TranscriptsApi } from "./api/transcripts-api.js";
+import { type CheckpointsMode, resolveCheckpoints } from "./db/checkpoints.js";
 import { columnsOf } from "./db/columns.js";
 import { type Database, openDatabase } from "./db/database.js";
 import type { DriverName, SqlStatement } from "./db/driver.js";
@@ -107,7 +108,10 @@ export interface OpenStateHomeOptions {
    * during it resumes where it stopped on the next open.
    */
   onUpgradeProgress?: UpgradeProgressListener;
+  /** `background` (default) or `inline`, for every database of the home; see `openDatabase`. */
+  checkpoints?: CheckpointsMode;
 }
+
 
 export interface AgentOpenOptions {
   /** Create and register the agent when it is new (default true). */
@@ -121,12 +125,14 @@ const HOME_OPTION_KEYS = new Set([
   "journalMode",
   "driver",
   "onUpgradeProgress",
+  "checkpoints",
 ]);
 const AGENT_OPTION_KEYS = new Set(["create"]);
 
+/** The options every database of a home is opened with. */
 type HomeDatabaseOptions = Pick<
   OpenStateHomeOptions,
-  "readonly" | "journalMode" | "driver" | "onUpgradeProgress"
+  "readonly" | "journalMode" | "driver" | "checkpoints" | "onUpgradeProgress"
 >;
 
 function rejectUnknown(options: object, allowed: Set<string>, where: string): void {
@@ -293,10 +299,11 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
       { details: { home: path } },
     );
   }
-  const { readonly, journalMode, onUpgradeProgress } = options;
+  const { readonly, journalMode, checkpoints, onUpgradeProgress } = options;
   const dbOptions = {
     ...(readonly ? { readonly } : {}),
     ...(journalMode ? { journalMode } : {}),
+    ...(checkpoints ? { checkpoints: resolveCheckpoints(checkpoints) } : {}),
     driver,
   };
   return new StateHome(path, openDatabase({ path: globalPath, role: "global", ...dbOptions }), {

@@ -21,6 +21,7 @@ export type {
   RestoreReport,
 } from "./backup/restore-backup.js";
 export type { VerifyReport } from "./backup/verify-backup.js";
+export type { CheckpointsMode } from "./db/checkpoints.js";
 export {
   type CheckpointMode,
   type CheckpointResult,

@@ -15,9 +15,13 @@ const tempDir = useTempDirs();
 
 // The built package: only there does the checkpointer thread's compiled entry exist.
 let openDatabase: (options: OpenDatabaseOptions) => Database;
+let openStateHome: typeof import("../../src/home.js").openStateHome;
 beforeAll(async () => {
   requireBuild();
-  ({ openDatabase } = await importBuilt<{ openDatabase: typeof openDatabase }>());
+  ({ openDatabase, openStateHome } = await importBuilt<{
+    openDatabase: typeof openDatabase;
+    openStateHome: typeof openStateHome;
+  }>());
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -165,6 +169,26 @@ describe("inline checkpoints", () => {
       env: { ...process.env, AGENTSTATE_CHECKPOINTS: "inline" },
     });
     expect(JSON.parse(stdout)).toMatchObject({ modeAtOpen: "inline", autocheckpoint: 1000 });
+  });
+
+  it("applies to every database of a home, by the home's option", () => {
+    const home = join(tempDir(), "home");
+    const background = openStateHome({ home });
+    expect([background.db.checkpoints, background.agent("main").db.checkpoints]).toEqual([
+      "background",
+      "background",
+    ]);
+    background.close();
+    const inline = openStateHome({ home, checkpoints: "inline" });
+    expect([inline.db.checkpoints, inline.agent("main").db.checkpoints]).toEqual([
+      "inline",
+      "inline",
+    ]);
+    expect(inline.agent("main").db.pragma("wal_autocheckpoint")).toBe(1000);
+    inline.close();
+    expect(() => openStateHome({ home, checkpoints: "never" as "inline" })).toThrow(
+      expect.objectContaining({ code: "E_INVALID_ARGUMENT" }),
+    );
   });
 
   it("rejects an unknown mode by option and by environment", async () => {
