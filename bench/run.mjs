@@ -49,6 +49,7 @@ const DRIVER_MODULES = new Set([
   "backup",
   "doctor",
   "startup",
+  "wal",
 ]);
 
 /**
