@@ -49,6 +49,9 @@ export function liveRoutes({ home, live }: ServerDeps): Hono {
       const agent = home.agent(ids.agentId, { create: false });
       let session = agent.lifecycle.get(ids.sessionId);
       return live.stream(c, ids.agentId, {
+        // Each round is one short read (a statement, no transaction) before any await: a read
+        // transaction held across the stream's writes would keep checkpoints from restarting
+        // the WAL for as long as a dashboard stays open (docs/operations.md).
         async send(stream) {
           const events = agent.transcripts.read(ids.sessionId, { afterSeq: last, limit: BATCH });
           const tail = agent.lifecycle.get(ids.sessionId);
