@@ -184,7 +184,7 @@ export class Database {
   exec(sql: string): void {
     this.assertOpen();
     this.driver.exec(sql);
-    if (!isReadOnlySql(sql)) this.signal?.wrote();
+    if (this.signal !== null && !isReadOnlySql(sql)) this.signal.wrote();
   }
 
   /** Reads one pragma's first value (`pragma("user_version")` → 1). */
