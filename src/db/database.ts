@@ -1,7 +1,5 @@
-import { randomBytes } from "node:crypto";
-import { linkSync, rmSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { threadId } from "node:worker_threads";
 import { processCheckpointer } from "./checkpointer.js";
 import {
   type CheckpointsMode,
@@ -9,10 +7,11 @@ import {
   resolveCheckpoints,
 } from "./checkpoints.js";
 import { assertNotDamaged } from "./damage-marker.js";
+import { applyPragmas, CONNECTION_PRAGMAS, createDatabaseFile } from "./database-file.js";
 import type { DriverFactory, DriverName, SqlDriver, SqlStatement } from "./driver.js";
 import { chooseDriver, driverFactory } from "./driver-choice.js";
 import { isStateError, StateError } from "./errors.js";
-import { ensurePrivateDir, ensurePrivateFile, probeDatabaseFile, tightenFiles } from "./files.js";
+import { ensurePrivateDir, probeDatabaseFile, tightenFiles } from "./files.js";
 import {
   assertWalSafe,
   filesystemTypeOf,
@@ -21,6 +20,9 @@ import {
 } from "./filesystem.js";
 import { finishLayoutUpgrade, type UpgradeProgressListener } from "./layout-upgrade.js";
 import { type DatabaseRole, latestSchemaVersion, type MigrationResult, migrate } from "./schema.js";
+
+export { CONNECTION_PRAGMAS };
+
 import { isReadOnlySql, signalling, WalSignal } from "./wal-signal.js";
 
 export type CheckpointMode = "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE";
@@ -76,19 +78,6 @@ const OPEN_OPTION_KEYS = new Set([
   "onUpgradeProgress",
   "checkpoints",
 ]);
-
-/** The pragmas every connection gets, in the order they must be set. */
-export const CONNECTION_PRAGMAS = [
-  ["busy_timeout", "30000"],
-  ["journal_mode", "WAL"],
-  ["synchronous", "NORMAL"],
-  ["foreign_keys", "ON"],
-  // The driver's default page cache is 16 MB per connection; a home keeps one connection per
-  // agent open, so that multiplies. 4 MB holds the hot pages; the OS cache holds the rest.
-  ["cache_size", "-4000"],
-  // JOURNAL_SIZE_LIMIT (64 MiB): a WAL bigger than that is cut back when it restarts.
-  ["journal_size_limit", "67108864"],
-] as const;
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return (
@@ -333,46 +322,6 @@ function validateOpenOptions(options: OpenDatabaseOptions): void {
   }
   if (options.role !== "global" && options.role !== "agent") {
     throw new TypeError(`Expected openDatabase({ role }) to be "global" or "agent"`);
-  }
-}
-
-function applyPragmas(driver: SqlDriver, mode: JournalMode): void {
-  for (const [name, value] of CONNECTION_PRAGMAS) {
-    const chosen = name === "journal_mode" && mode === "rollback" ? "DELETE" : value;
-    driver.exec(`PRAGMA ${name} = ${chosen}`);
-  }
-}
-
-/**
- * Builds a new database beside its final path (WAL mode, full schema) and links it into place in
- * one step. Connections racing to create the same file then never see a half-initialized file or
- * convert its journal mode at the same time (which SQLite answers with BUSY or I/O errors); the
- * loser of the race simply opens the winner's file.
- */
-function createDatabaseFile(
-  path: string,
-  role: DatabaseRole,
-  factory: DriverFactory,
-  mode: JournalMode,
-): void {
-  const draft = `${path}.new-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}`;
-  ensurePrivateFile(draft);
-  try {
-    const driver = factory(draft, { fileMustExist: true });
-    try {
-      applyPragmas(driver, mode);
-      migrate(driver, role);
-      if (role === "agent") finishLayoutUpgrade(driver);
-    } finally {
-      driver.close();
-    }
-    try {
-      linkSync(draft, path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-  } finally {
-    for (const file of [draft, `${draft}-wal`, `${draft}-shm`]) rmSync(file, { force: true });
   }
 }
 

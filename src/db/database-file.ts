@@ -1,0 +1,63 @@
+// Creating a database file and the pragmas every connection of one gets.
+import { randomBytes } from "node:crypto";
+import { linkSync, rmSync } from "node:fs";
+import { threadId } from "node:worker_threads";
+import type { DriverFactory, SqlDriver } from "./driver.js";
+import { ensurePrivateFile } from "./files.js";
+import type { JournalMode } from "./filesystem.js";
+import { finishLayoutUpgrade } from "./layout-upgrade.js";
+import { type DatabaseRole, migrate } from "./schema.js";
+
+/** The pragmas every connection gets, in the order they must be set. */
+export const CONNECTION_PRAGMAS = [
+  ["busy_timeout", "30000"],
+  ["journal_mode", "WAL"],
+  ["synchronous", "NORMAL"],
+  ["foreign_keys", "ON"],
+  // The driver's default page cache is 16 MB per connection; a home keeps one connection per
+  // agent open, so that multiplies. 4 MB holds the hot pages; the OS cache holds the rest.
+  ["cache_size", "-4000"],
+  // JOURNAL_SIZE_LIMIT (64 MiB): a WAL bigger than that is cut back when it restarts.
+  ["journal_size_limit", "67108864"],
+] as const;
+
+/** Sets `CONNECTION_PRAGMAS` (the journal mode as chosen) on a new connection. */
+export function applyPragmas(driver: SqlDriver, mode: JournalMode): void {
+  for (const [name, value] of CONNECTION_PRAGMAS) {
+    const chosen = name === "journal_mode" && mode === "rollback" ? "DELETE" : value;
+    driver.exec(`PRAGMA ${name} = ${chosen}`);
+  }
+}
+
+/**
+ * Builds a new database beside its final path (WAL mode, full schema) and links it into place in
+ * one step. Connections racing to create the same file then never see a half-initialized file or
+ * convert its journal mode at the same time (which SQLite answers with BUSY or I/O errors); the
+ * loser of the race simply opens the winner's file.
+ */
+export function createDatabaseFile(
+  path: string,
+  role: DatabaseRole,
+  factory: DriverFactory,
+  mode: JournalMode,
+): void {
+  const draft = `${path}.new-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}`;
+  ensurePrivateFile(draft);
+  try {
+    const driver = factory(draft, { fileMustExist: true });
+    try {
+      applyPragmas(driver, mode);
+      migrate(driver, role);
+      if (role === "agent") finishLayoutUpgrade(driver);
+    } finally {
+      driver.close();
+    }
+    try {
+      linkSync(draft, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  } finally {
+    for (const file of [draft, `${draft}-wal`, `${draft}-shm`]) rmSync(file, { force: true });
+  }
+}
