@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Command } from "commander";
 import { StateError } from "../db/errors.js";
+import type { UpgradeProgress } from "../db/layout-upgrade.js";
 import { type AgentState, openStateHome, resolveHomePath, type StateHome } from "../home.js";
 
 export interface HomeOptions {
@@ -103,9 +104,21 @@ process.on("exit", () => {
   openHomes.clear();
 });
 
+/**
+ * The one-time upgrade of a database an older release wrote runs when a command first opens it;
+ * on a large home it takes a while, so the command says what it is doing (on stderr, so that
+ * `--json` output stays clean).
+ */
+function reportUpgrade(progress: UpgradeProgress): void {
+  const share = progress.total > 0 ? Math.floor((100 * progress.done) / progress.total) : 100;
+  process.stderr.write(
+    `upgrading the database layout: ${progress.step} ${progress.done}/${progress.total} (${share}%)\n`,
+  );
+}
+
 /** Opens the home for a command; `closeHome` closes it (and the exit handler, if it is not). */
 export function openHome(options: HomeOptions, create: boolean): StateHome {
-  const home = openStateHome({ home: options.home, create });
+  const home = openStateHome({ home: options.home, create, onUpgradeProgress: reportUpgrade });
   openHomes.add(home);
   return home;
 }
@@ -132,7 +145,11 @@ export function withHome<T>(options: HomeOptions, create: boolean, fn: (home: St
  * write lock and never waits on (or holds up) a live gateway's transactions.
  */
 export function openReadHome(options: HomeOptions): StateHome {
-  const home = openStateHome({ home: options.home, readonly: true });
+  const home = openStateHome({
+    home: options.home,
+    readonly: true,
+    onUpgradeProgress: reportUpgrade,
+  });
   openHomes.add(home);
   return home;
 }

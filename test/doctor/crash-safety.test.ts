@@ -38,16 +38,20 @@ function snapshotRows(home: string): Record<string, unknown> {
   const state = openStateHome({ home, create: false });
   const rows: Record<string, unknown> = {};
   for (const { agentId } of state.listAgents()) {
-    const db = state.agent(agentId, { create: false }).db;
+    const agent = state.agent(agentId, { create: false });
+    // What is still waiting for the search index is indexed first: the count below then says
+    // whether any event was indexed twice, whichever run left it pending.
+    agent.transcripts.index.indexPending();
+    const db = agent.db;
     rows[agentId] = {
       events: db
         .prepare(
-          "SELECT session_id, seq, event_json, created_at FROM transcript_events ORDER BY session_id, seq",
+          "SELECT session_id, seq, event_json, created_at FROM agentstate_events_v1 ORDER BY session_id, seq",
         )
         .all(),
       identities: db
         .prepare(
-          "SELECT session_id, event_id, seq, parent_id FROM transcript_event_identities ORDER BY session_id, seq",
+          "SELECT session_id, event_id, seq, parent_id FROM agentstate_events_v1 ORDER BY session_id, seq",
         )
         .all(),
       entries: db
@@ -57,7 +61,7 @@ function snapshotRows(home: string): Record<string, unknown> {
         .all(),
       sessions: db
         .prepare(
-          "SELECT session_id, session_key, ended_at, reset_reason, reset_message, predecessor_id, last_seq, leaf_event_id FROM sessions ORDER BY session_id",
+          "SELECT session_id, session_key, ended_at, reset_reason, reset_message, predecessor_id, event_count, leaf_event_id FROM agentstate_sessions_v1 ORDER BY session_id",
         )
         .all(),
       search: db.prepare("SELECT count(*) AS n FROM transcript_fts").get(),

@@ -82,7 +82,7 @@ describe("doctor --fix imports short transcripts of one agent in shared transact
       const counts = new Map(
         db
           .prepare<{ session_id: string; n: number; max_seq: number }>(
-            "SELECT session_id, count(*) AS n, max(seq) AS max_seq FROM transcript_events GROUP BY session_id",
+            "SELECT session_id, count(*) AS n, max(seq) AS max_seq FROM agentstate_events_v1 GROUP BY session_id",
           )
           .all()
           .map((row) => [row.session_id, row]),
@@ -153,8 +153,8 @@ describe("doctor --fix imports short transcripts of one agent in shared transact
       const db = state.agent("main").db;
       const rows = db
         .prepare<{ session_id: string; n: number; ended_at: number | null }>(
-          `SELECT s.session_id, count(e.id) AS n, s.ended_at FROM sessions s
-             LEFT JOIN transcript_events e USING (session_id) GROUP BY s.session_id ORDER BY s.session_id`,
+          `SELECT s.session_id, count(e.seq) AS n, s.ended_at FROM agentstate_sessions_v1 s
+             LEFT JOIN agentstate_events_v1 e USING (session_id) GROUP BY s.session_id ORDER BY s.session_id`,
         )
         .all();
       expect(rows).toEqual([

@@ -65,8 +65,8 @@ function storedMessageSeqs(sessionId: string): number[] {
   try {
     return db
       .prepare(
-        `SELECT seq FROM transcript_events
-         WHERE session_id = ? AND json_extract(event_json, '$.type') = 'message' ORDER BY seq`,
+        `SELECT seq FROM agentstate_events_v1
+         WHERE session_id = ? AND event_type = 'message' ORDER BY seq`,
       )
       .pluck()
       .all(sessionId) as number[];
