@@ -155,7 +155,7 @@ export class TranscriptStore {
   private readonly selectByKey: SqlStatement<EventRow>;
   private readonly selectById: SqlStatement<EventRow>;
   private readonly selectByIds: SqlStatement<EventRow>;
-  private readonly selectIdentity: SqlStatement<{ seq: number }>;
+  private readonly selectKnownId: SqlStatement<{ found: number }>;
   private readonly selectRange: SqlStatement<EventRow>;
   private readonly selectKeyedRange: SqlStatement<EventRow>;
   private readonly selectTail: SqlStatement<EventRow>;
@@ -209,8 +209,9 @@ export class TranscriptStore {
       `SELECT * FROM transcript_events
        WHERE session_no = ? AND event_id IN (SELECT value FROM json_each(?))`,
     );
-    this.selectIdentity = db.prepare(
-      "SELECT seq FROM transcript_events WHERE session_no = ? AND event_id = ?",
+    // Answered from the (session_no, event_id) index alone, without reading the row.
+    this.selectKnownId = db.prepare(
+      "SELECT 1 AS found FROM transcript_events WHERE session_no = ? AND event_id = ?",
     );
     this.selectRange = db.prepare(
       `SELECT * FROM transcript_events WHERE ${inSession} AND seq > ? ORDER BY seq LIMIT ?`,
@@ -365,7 +366,11 @@ export class TranscriptStore {
 
   /** The event stored under `eventId` in the batch's session, if any. */
   private storedById(batch: AppendBatch, eventId: string): StoredEvent | undefined {
-    return batch.known !== null ? batch.known.get(eventId) : this.get(batch.sessionId, eventId);
+    if (batch.known !== null) return batch.known.get(eventId);
+    // A new id is the common case: the key index answers it without reading the row.
+    const sessionNo = (batch.tail as SessionTail).sessionNo;
+    if (this.selectKnownId.get(sessionNo, eventId) === undefined) return undefined;
+    return this.get(batch.sessionId, eventId);
   }
 
   private appendInTx(
@@ -445,7 +450,7 @@ export class TranscriptStore {
       ...rest,
     };
     const parent = parentIdOf(event);
-    if (parent !== null && this.selectIdentity.get(tail.sessionNo, parent) === undefined) {
+    if (parent !== null && this.selectKnownId.get(tail.sessionNo, parent) === undefined) {
       throw new StateError("E_NOT_FOUND", `parent event ${parent} is not in session ${sessionId}`, {
         details: { sessionId, parentId: parent },
       });
@@ -456,7 +461,7 @@ export class TranscriptStore {
   private newEventId(sessionNo: number): string {
     for (;;) {
       const id = randomBytes(4).toString("hex");
-      if (this.selectIdentity.get(sessionNo, id) === undefined) return id;
+      if (this.selectKnownId.get(sessionNo, id) === undefined) return id;
     }
   }
 
