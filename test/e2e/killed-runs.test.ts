@@ -90,7 +90,7 @@ function rows(home: string): Record<string, unknown> {
       out[agentId] = {
         events: db
           .prepare(
-            "SELECT session_id, seq, event_json FROM transcript_events ORDER BY session_id, seq",
+            "SELECT session_id, seq, event_json FROM agentstate_events_v1 ORDER BY session_id, seq",
           )
           .all(),
         entries: db.prepare("SELECT session_key, entry_json FROM session_entries ORDER BY 1").all(),
