@@ -16,6 +16,7 @@ import { settlePendingRestore } from "./db/pending-restore.js";
 import { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
 import { validateAgentId } from "./ids.js";
 import { type AgentStores, createAgentStores } from "./stores/agent/agent-stores.js";
+import { TranscriptIndex } from "./stores/agent/transcript-index.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
 import { GlobalStores } from "./stores/global/global-stores.js";
 
@@ -215,6 +216,7 @@ export class StateHome extends GlobalStores {
         this.insertAgent.run(agentId, registered?.created_at ?? now, now, relative);
         this.upsertAgentDatabase.run(agentId, relative, db.schemaVersion, now, db.sizeBytes());
       });
+      indexBacklog(db, this.openOptions.onUpgradeProgress);
     } catch (error) {
       db.close();
       throw error;
@@ -266,6 +268,17 @@ export class StateHome extends GlobalStores {
 }
 
 /**
+ * Indexes a long search backlog (an upgraded database's whole history) in bounded transactions,
+ * reporting through the upgrade listener: the first search would otherwise index it all at once,
+ * holding the write lock for as long.
+ */
+function indexBacklog(db: Database, onProgress: UpgradeProgressListener | undefined): void {
+  new TranscriptIndex(db).catchUpIfLarge(
+    onProgress && ((done, total) => onProgress({ step: "search index", done, total })),
+  );
+}
+
+/**
  * Opens one of the home's databases. A read-only home still brings a database of an older
  * release up to date first (the one time it takes the write lock): the stores read today's schema.
  */
@@ -281,7 +294,12 @@ function openHomeDatabase(
   if (!options.readonly || current) return db;
   db.close();
   const { readonly: _, ...writable } = options;
-  openDatabase({ path, role, create: false, ...writable }).close();
+  const upgrader = openDatabase({ path, role, create: false, ...writable });
+  try {
+    if (role === "agent") indexBacklog(upgrader, options.onUpgradeProgress);
+  } finally {
+    upgrader.close();
+  }
   return openDatabase({ path, role, ...options });
 }
 

@@ -15,6 +15,32 @@ export type UpgradeProgressListener = (progress: UpgradeProgress) => void;
 /** Rows copied per transaction: a few MB of WAL, a few tens of ms of write lock. */
 export const UPGRADE_BATCH_ROWS = 5000;
 
+let batchRowsFromEnv: number | undefined;
+
+/**
+ * The batch size, overridable by `$AGENTSTATE_UPGRADE_BATCH_ROWS` (read on the first upgrade,
+ * so a bad value fails that open, not every import): a small batch stretches the copy into many
+ * commits, which is how the crash tests stop it half-way.
+ */
+function envBatchRows(): number {
+  batchRowsFromEnv ??= batchRowsOf(process.env.AGENTSTATE_UPGRADE_BATCH_ROWS);
+  return batchRowsFromEnv;
+}
+
+/** The batch size a setting names, or the default when unset; anything else is refused. */
+export function batchRowsOf(setting: string | undefined): number {
+  if (setting === undefined || setting === "") return UPGRADE_BATCH_ROWS;
+  const rows = Number(setting);
+  if (!/^[0-9]+$/.test(setting) || !Number.isSafeInteger(rows) || rows < 1) {
+    throw new StateError(
+      "E_INVALID_ARGUMENT",
+      `AGENTSTATE_UPGRADE_BATCH_ROWS must be a whole number of rows, at least 1, got ${JSON.stringify(setting)}`,
+      { details: { setting } },
+    );
+  }
+  return rows;
+}
+
 const COPY_EVENTS = `INSERT INTO transcript_events
     (id, session_no, seq, event_id, event_type, parent_id, idempotency_key, created_at, event_json)
   SELECT e.id, s.session_no, e.seq,
@@ -94,7 +120,7 @@ export function finishLayoutUpgrade(
   options: { onProgress?: UpgradeProgressListener; batchRows?: number } = {},
 ): void {
   if (!layoutUpgradePending(driver)) return;
-  copyEvents(driver, options.batchRows ?? UPGRADE_BATCH_ROWS, options.onProgress);
+  copyEvents(driver, options.batchRows ?? envBatchRows(), options.onProgress);
   driver.exec("PRAGMA foreign_keys = OFF");
   try {
     inTransaction(driver, () => {

@@ -10,6 +10,11 @@ export const INDEX_PENDING_LIMIT = 64;
 const CATCH_UP_BATCH = 2000;
 /** Quiet time after the last append before a writer indexes what is still pending. */
 const IDLE_MS = 1000;
+/**
+ * A backlog longer than this is worked off when a writable home opens the agent, in batches:
+ * left to the first search, it would all be indexed in that search's one transaction.
+ */
+export const OPEN_CATCH_UP_BACKLOG = 10_000;
 
 /** The text the full-text index holds for an event: its searchable text, CJK runs cut in bigrams. */
 export function indexedText(event: TranscriptEvent): string {
@@ -104,6 +109,11 @@ export class TranscriptIndex {
       onProgress?.(Math.min(done, total), total);
     }
     return done;
+  }
+
+  /** Works off the backlog in batches when it is longer than OPEN_CATCH_UP_BACKLOG; else 0. */
+  catchUpIfLarge(onProgress?: (done: number, total: number) => void): number {
+    return this.backlog() > OPEN_CATCH_UP_BACKLOG ? this.catchUp(onProgress) : 0;
   }
 
   /** Stops the idle timer (the database is closing). */
