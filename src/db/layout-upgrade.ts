@@ -50,8 +50,15 @@ const COPY_EVENTS = `INSERT INTO transcript_events
     i.message_idempotency_key, e.created_at, e.event_json
   FROM transcript_events_v6 e
   JOIN sessions s ON s.session_id = e.session_id
-  LEFT JOIN transcript_identities_v6 i ON i.session_id = e.session_id AND i.seq = e.seq
+  LEFT JOIN transcript_identities_v6 i INDEXED BY transcript_identities_v6_seq ON i.session_id = e.session_id AND i.seq = e.seq
   WHERE e.id > ? ORDER BY e.id LIMIT ?`;
+
+// 0007 dropped the old identity table's (session_id, seq) index along with the others, and the
+// copy joins identities on (session_id, seq): without it each row scans its session's identities,
+// so a 30,000-event session took over a minute (seconds per batch, under the write lock). Built
+// once before the copy, in its own transaction; it goes with the table in the last step.
+const INDEX_OLD_IDENTITIES = `CREATE INDEX IF NOT EXISTS transcript_identities_v6_seq
+  ON transcript_identities_v6 (session_id, seq)`;
 
 function finishSql(): string {
   const url = new URL("./schema/upgrades/0007_transcript_layout_v2_finish.sql", import.meta.url);
@@ -91,6 +98,9 @@ function copyEvents(
 ): void {
   const total =
     driver.prepare<{ n: number }>("SELECT count(*) AS n FROM transcript_events_v6").get()?.n ?? 0;
+  inTransaction(driver, () => {
+    if (layoutUpgradePending(driver)) driver.exec(INDEX_OLD_IDENTITIES);
+  });
   const copy = driver.prepare(COPY_EVENTS);
   const copied = driver.prepare<{ top: number; n: number }>(
     "SELECT coalesce(max(id), 0) AS top, count(*) AS n FROM transcript_events",

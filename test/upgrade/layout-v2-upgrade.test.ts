@@ -55,6 +55,30 @@ describe("a schema-6 agent database opened by this release", () => {
     assertUpgraded(home, dbPath, fixture);
   });
 
+  it("copies a 30,000-event session with no batch holding the write lock for seconds", () => {
+    const { home, dbPath, fixture } = schema6Home(30_000);
+    const gaps: number[] = [];
+    let last = performance.now();
+    const opened = openStateHome({
+      home,
+      onUpgradeProgress: (p) => {
+        if (p.step !== "transcript events") return;
+        gaps.push(performance.now() - last);
+        last = performance.now();
+      },
+    });
+    try {
+      opened.agent(AGENT);
+    } finally {
+      opened.close();
+    }
+    // A batch of 5,000 rows is a few tens of ms of work; 2 s leaves room for a loaded machine,
+    // while a lookup that scans the session's identities per row takes over 10 s here.
+    expect(gaps.length).toBeGreaterThanOrEqual(6);
+    expect(Math.max(...gaps.slice(1))).toBeLessThan(2000);
+    assertUpgraded(home, dbPath, fixture);
+  });
+
   it("takes the copy batch size from AGENTSTATE_UPGRADE_BATCH_ROWS, refusing a bad one", () => {
     expect(batchRowsOf(undefined)).toBe(5000);
     expect(batchRowsOf("7")).toBe(7);
