@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { SqlDriver } from "./driver.js";
+import type { SqlDriver, SqlStatement } from "./driver.js";
 import { StateError } from "./errors.js";
 
 /** Where an upgrade stands, for a progress line: `done` of `total` rows copied so far. */
@@ -86,6 +86,22 @@ function inTransaction(driver: SqlDriver, body: () => void): void {
 }
 
 /**
+ * The copy statement and the number of rows to copy, prepared under the write lock while the old
+ * tables surely exist (with their lookup index built first); undefined when another process has
+ * finished the upgrade meanwhile.
+ */
+function planCopy(driver: SqlDriver): { copy: SqlStatement; total: number } | undefined {
+  let plan: { copy: SqlStatement; total: number } | undefined;
+  inTransaction(driver, () => {
+    if (!layoutUpgradePending(driver)) return;
+    driver.exec(INDEX_OLD_IDENTITIES);
+    const count = driver.prepare<{ n: number }>("SELECT count(*) AS n FROM transcript_events_v6");
+    plan = { copy: driver.prepare(COPY_EVENTS), total: count.get()?.n ?? 0 };
+  });
+  return plan;
+}
+
+/**
  * Copies the events of a schema-6 database into the layout of agent/0007 in transactions of
  * `batchRows` rows, then drops the old tables. Ids are kept, and the next batch starts after the
  * largest id already copied, so a process killed half-way (or two processes at once) simply
@@ -96,12 +112,9 @@ function copyEvents(
   batchRows: number,
   onProgress: UpgradeProgressListener | undefined,
 ): void {
-  const total =
-    driver.prepare<{ n: number }>("SELECT count(*) AS n FROM transcript_events_v6").get()?.n ?? 0;
-  inTransaction(driver, () => {
-    if (layoutUpgradePending(driver)) driver.exec(INDEX_OLD_IDENTITIES);
-  });
-  const copy = driver.prepare(COPY_EVENTS);
+  const plan = planCopy(driver);
+  if (plan === undefined) return;
+  const { copy, total } = plan;
   const copied = driver.prepare<{ top: number; n: number }>(
     "SELECT coalesce(max(id), 0) AS top, count(*) AS n FROM transcript_events",
   );

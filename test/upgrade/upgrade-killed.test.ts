@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
@@ -24,12 +25,14 @@ const tempDir = useTempDirs();
 let template: string;
 let fixture: Schema6Fixture;
 
+// Built once for every test of the file, so not one of the per-test temp dirs.
 beforeAll(() => {
   requireBuild();
-  template = tempDir();
+  template = mkdtempSync(join(tmpdir(), "agentstate-schema6-"));
   openStateHome({ home: template }).close();
   fixture = buildSchema6Agent(join(template, DB), { bulkEvents: BULK_EVENTS });
 }, 120_000);
+afterAll(() => rmSync(template, { recursive: true, force: true }));
 
 /** Runs the open in a child and SIGKILLs it once it has printed `lines` progress lines. */
 function killAfterLines(home: string, lines: number): Promise<{ seen: string[]; killed: boolean }> {
@@ -44,6 +47,22 @@ function killAfterLines(home: string, lines: number): Promise<{ seen: string[]; 
     if (!killed && seen.length >= lines && line !== "opened") killed = child.kill("SIGKILL");
   });
   return new Promise((resolve) => child.on("close", () => resolve({ seen, killed })));
+}
+
+/** Runs the open in a child to its end: its exit code and what it printed. */
+function openInChild(home: string): Promise<{ status: number | null; out: string }> {
+  const child = spawn(process.execPath, [CHILD, home, AGENT], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, AGENTSTATE_UPGRADE_BATCH_ROWS: String(BATCH_ROWS) },
+  });
+  let out = "";
+  child.stdout.on("data", (chunk) => {
+    out += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    out += chunk;
+  });
+  return new Promise((resolve) => child.on("close", (status) => resolve({ status, out })));
 }
 
 function pendingCopy(home: string): boolean {
@@ -72,6 +91,29 @@ describe("an upgrade killed with SIGKILL", () => {
         if (trial === 0) {
           expect(killed).toBe(true);
           expect(pendingCopy(home)).toBe(true);
+        }
+        assertUpgraded(home, join(home, DB), fixture);
+      }
+    },
+    120_000 + TRIALS * 60_000,
+  );
+});
+
+describe("two processes opening a schema-6 database at once", () => {
+  it(
+    "both open it, and it is upgraded once",
+    async () => {
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const home = tempDir();
+        cpSync(template, home, { recursive: true });
+        const results = await Promise.all([
+          openInChild(home),
+          openInChild(home),
+          openInChild(home),
+        ]);
+        for (const { status, out } of results) {
+          expect(out, `trial ${trial}`).toMatch(/opened\n$/);
+          expect(status).toBe(0);
         }
         assertUpgraded(home, join(home, DB), fixture);
       }
