@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { SqlDriver, SqlStatement } from "./driver.js";
 import { StateError } from "./errors.js";
+import { withTempInMemory } from "./temp-store.js";
 
 /** Where an upgrade stands, for a progress line: `done` of `total` rows copied so far. */
 export interface UpgradeProgress {
@@ -143,7 +144,15 @@ export function finishLayoutUpgrade(
   options: { onProgress?: UpgradeProgressListener; batchRows?: number } = {},
 ): void {
   if (!layoutUpgradePending(driver)) return;
-  copyEvents(driver, options.batchRows ?? envBatchRows(), options.onProgress);
+  // Index builds, sorts and foreign_key_check's automatic indexes too.
+  withTempInMemory(driver, () => {
+    copyEvents(driver, options.batchRows ?? envBatchRows(), options.onProgress);
+    dropOldLayout(driver);
+  });
+}
+
+/** The last step: see the finish file. Foreign keys off around its one transaction. */
+function dropOldLayout(driver: SqlDriver): void {
   driver.exec("PRAGMA foreign_keys = OFF");
   try {
     inTransaction(driver, () => {

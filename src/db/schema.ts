@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { SqlDriver } from "./driver.js";
 import { StateError } from "./errors.js";
+import { withTempInMemory } from "./temp-store.js";
 
 export type DatabaseRole = "global" | "agent";
 
@@ -105,6 +106,16 @@ export function migrate(driver: SqlDriver, role: DatabaseRole): MigrationResult 
     verifyApplied(driver, migrations);
     return { from, to: from, applied };
   }
+  withTempInMemory(driver, () => applyPending(driver, migrations, applied));
+  return { from, to: latest, applied };
+}
+
+function applyPending(
+  driver: SqlDriver,
+  migrations: readonly SchemaMigration[],
+  applied: { version: number; name: string }[],
+): void {
+  const latest = migrations.length;
   driver.exec("BEGIN IMMEDIATE");
   try {
     const current = readUserVersion(driver);
@@ -130,5 +141,4 @@ export function migrate(driver: SqlDriver, role: DatabaseRole): MigrationResult 
     if (driver.inTransaction) driver.exec("ROLLBACK");
     throw error;
   }
-  return { from, to: latest, applied };
 }
