@@ -1,7 +1,7 @@
 // Shared helpers for the benchmarks: temp dirs, bare "floor" databases, timing, statistics and
 // markdown rendering. Every bench module exports `run()` returning a result section, and can also
 // be run alone (`node bench/append.mjs`), which prints its section.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +9,7 @@ import { pathToFileURL } from "node:url";
 import { CONNECTION_PRAGMAS } from "../dist/db/database.js";
 import { chooseDriver } from "../dist/db/driver-choice.js";
 import { loadMigrations } from "../dist/db/schema.js";
+import { callerCatchUps } from "../dist/db/wal-signal.js";
 
 /** The engine this run measures: the library's choice for this runtime (or as forced). */
 export const DRIVER = chooseDriver();
@@ -124,6 +125,49 @@ export function prng(seed) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The WAL: the largest -wal file a module's store databases reached
+
+const watchedWals = new Set();
+let largestWalBytes = 0;
+
+/** Samples the -wal of `dbPath` from now on (in `compare` every 256 operations, and on demand). */
+export function watchWal(dbPath) {
+  watchedWals.add(`${dbPath}-wal`);
+  sampleWal();
+}
+
+export function sampleWal() {
+  for (const path of watchedWals) {
+    const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+    if (size > largestWalBytes) largestWalBytes = size;
+  }
+}
+
+const WAL_LIMIT = 64 * 1024 * 1024;
+const CALLER_CHECKPOINT_LIMIT_MS = 20;
+
+/**
+ * The two WAL targets every store bench reports: the largest -wal seen (sampled) stays within
+ * 64 MiB, and no checkpoint on the caller's thread (the backstop of src/db/wal-signal.ts) took
+ * longer than 20 ms.
+ */
+export function walTargets(module) {
+  sampleWal();
+  return [
+    {
+      name: `${module}: largest -wal seen ≤ 64 MB`,
+      value: fmtBytes(largestWalBytes),
+      met: largestWalBytes <= WAL_LIMIT,
+    },
+    {
+      name: `${module}: no checkpoint > 20 ms on the caller's thread`,
+      value: `${callerCatchUps.count} caller checkpoints, longest ${callerCatchUps.longestMs.toFixed(1)} ms`,
+      met: callerCatchUps.longestMs <= CALLER_CHECKPOINT_LIMIT_MS,
+    },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
 // Timing
 
 function nowNs() {
@@ -155,6 +199,7 @@ export function compare(cases, { rounds = 3 } = {}) {
         const t0 = nowNs();
         c.fn(counter++);
         s.samples.push(Number(nowNs() - t0));
+        if ((counter & 255) === 0 && watchedWals.size > 0) sampleWal();
       }
       const elapsed = Number(nowNs() - roundStart);
       s.roundRates.push((per * (c.opsPerCall ?? 1) * 1e9) / elapsed);

@@ -10,7 +10,7 @@
 // The modules in DRIVER_MODULES run once per runtime: the host Node (better-sqlite3 on Node 20)
 // and the Node 24 devDependency with node:sqlite forced, so both engines are measured in one run.
 //
-// A module is any bench/*.mjs other than lib.mjs, fixtures.mjs and run.mjs: it exports
+// A module is any bench/*.mjs other than the helpers (HELPERS below): it exports
 // `run()` returning `{ name, markdown, targets: [{ name, value, met }] }` and ends with
 // `await runIfMain(import.meta.url, run)`.
 import { spawnSync } from "node:child_process";
@@ -23,7 +23,13 @@ import { fmtBytes, QUICK, table } from "./lib.mjs";
 
 const BENCH_DIR = fileURLToPath(new URL(".", import.meta.url));
 /** Files in bench/ that are helpers, not modules. */
-const HELPERS = new Set(["lib.mjs", "fixtures.mjs", "run.mjs"]);
+const HELPERS = new Set([
+  "lib.mjs",
+  "fixtures.mjs",
+  "run.mjs",
+  "today-layout.mjs",
+  "append-child.mjs",
+]);
 /** Modules run first, in this order; any other bench/*.mjs follows in name order. */
 const FIRST = ["append", "patch", "tail", "search"];
 

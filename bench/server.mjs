@@ -83,7 +83,7 @@ function seed(dir) {
     const info = (id) => agent.lifecycle.get(id);
     const bigRow = agent.db
       .prepare(
-        "SELECT sum(length(event_json)) AS bytes FROM transcript_events WHERE session_id = ?",
+        "SELECT sum(length(event_json)) AS bytes FROM agentstate_events_v1 WHERE session_id = ?",
       )
       .get(big);
     // One transaction per batch leaves a WAL as large as the data: fold it in, so the size
