@@ -26,7 +26,7 @@ const CORPUS = fileURLToPath(new URL("../../shared/corpus/real/", import.meta.ur
 const TARGET_EVENTS = QUICK ? 5_000 : 50_000;
 const ITERATIONS = QUICK ? 50 : 300;
 const CJK = /\p{scx=Han}|\p{scx=Hiragana}|\p{scx=Katakana}|\p{scx=Hangul}/u;
-const QUERIES = {
+export const QUERIES = {
   "CJK, 2 chars": ["仓库", "密钥", "飞书", "点击", "创建", "方案"],
   "CJK, 3 chars": ["服务器", "找到了", "配置文"],
   "CJK, 4 chars": ["配置文件", "销售数据", "支持的通", "服务器的"],
@@ -45,7 +45,7 @@ function* sessionFiles(dir, inSessions = false) {
 }
 
 /** The searchable text of every event of the corpus sessions that hold any CJK text. */
-function corpusTexts() {
+export function corpusTexts() {
   const texts = [];
   for (const path of sessionFiles(CORPUS)) {
     const lines = readFileSync(path, "utf8").split("\n");

@@ -4,6 +4,8 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStateHome } from "../dist/index.js";
+import { indexedText } from "../dist/stores/agent/transcript-index.js";
+import { QUERIES as CJK_QUERIES, corpusTexts } from "./cjk-index.mjs";
 import { eventFactory, makeUuid, makeVocabulary } from "./fixtures.mjs";
 import {
   compare,
@@ -18,10 +20,14 @@ import {
   progress,
   QUICK,
   runIfMain,
+  stats,
   table,
   timeOnce,
+  walTargets,
+  watchWal,
   withTempDir,
 } from "./lib.mjs";
+import { tableBytes } from "./today-layout.mjs";
 
 const SESSION_LENGTH = 200;
 const LIMIT = 20;
@@ -30,7 +36,13 @@ const VOCABULARY = 4000;
 const MID_RANKS = [100, 1000];
 /** Sessions in the database at each measurement point; the last is the target configuration. */
 const CHECKPOINTS = QUICK ? [1, 10, 50] : [1, 50, 500, 1_000];
-const TARGET_P50_US = 20_000;
+const TARGET_P50_US = 1000;
+/** The most events a writer leaves unindexed (INDEX_PENDING_LIMIT - 1). */
+const MOST_PENDING = 63;
+const PENDING_RUNS = QUICK ? 30 : 300;
+const UNINDEXED = QUICK ? 2_000 : 10_000;
+const CJK_EVENTS = QUICK ? 5_000 : 50_000;
+const CJK_RUNS = QUICK ? 50 : 300;
 const TYPICAL = QUICK
   ? { warmup: 20, iterations: 50, rounds: 2 }
   : { warmup: 50, iterations: 200, rounds: 5 };
@@ -110,8 +122,10 @@ function docFrequency(db) {
  */
 function prepareDiagnostics(bare) {
   return {
-    storeSql: bare.prepare(`SELECT e.*, bm25(transcript_fts) AS score FROM transcript_fts
+    storeSql: bare.prepare(`SELECT s.session_id, e.seq, e.event_json, bm25(transcript_fts) AS score
+      FROM transcript_fts
       JOIN transcript_events e ON e.id = transcript_fts.rowid
+      JOIN sessions s ON s.session_no = e.session_no
       WHERE transcript_fts MATCH ? ORDER BY score LIMIT ?`),
     ftsFirst: bare.prepare(`SELECT e.*, f.score FROM
       (SELECT rowid, bm25(transcript_fts) AS score FROM transcript_fts
@@ -142,6 +156,114 @@ function measure(agent, sql, dir, queries, worst, events) {
   return { typical: compare(typicalCases), worst: compare(worstCases) };
 }
 
+/**
+ * Typical queries with `pending` events appended (not timed) before each: the search indexes
+ * them in the transaction of its MATCH, and that is in its time.
+ */
+function withPending(agent, next, queries, pending) {
+  const samples = [];
+  for (let i = 0; i < PENDING_RUNS; i++) {
+    for (let k = 0; k < pending; k++) agent.transcripts.append("pending-writer", next());
+    const started = process.hrtime.bigint();
+    agent.search.search(queries[i % queries.length].join(" "), { limit: LIMIT });
+    samples.push(Number(process.hrtime.bigint() - started));
+  }
+  return stats(samples);
+}
+
+/**
+ * The first search after UNINDEXED events were written without being indexed (copies of seeded
+ * sessions, inserted bare as an old writer or a dropped index would leave them): it indexes them
+ * all, in its own transaction, before it matches. Then the next search, for comparison.
+ */
+function firstAfterBacklog(agent, sessions, queries, round) {
+  const bare = openBareDb(agent.db.path);
+  const addSession = bare.prepare(
+    "INSERT INTO sessions (session_id, created_at, updated_at) VALUES (?, 0, 0)",
+  );
+  const copy = bare.prepare(`INSERT INTO transcript_events
+      (session_no, seq, event_id, event_type, parent_id, idempotency_key, created_at, event_json)
+    SELECT (SELECT session_no FROM sessions WHERE session_id = ?), seq, event_id, event_type,
+      parent_id, NULL, created_at, event_json
+    FROM transcript_events WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?)`);
+  bare.exec("BEGIN IMMEDIATE");
+  for (let done = 0, i = 0; done < UNINDEXED; i++) {
+    const copyId = `backlog-${round}-${i}`;
+    addSession.run(copyId);
+    done += copy.run(copyId, sessions[i % sessions.length]).changes;
+  }
+  bare.exec("COMMIT");
+  bare.close();
+  const backlog = agent.transcripts.index.backlog();
+  const query = (i) => queries[(round * 2 + i) % queries.length].join(" ");
+  const first = timeOnce(() => agent.search.search(query(0), { limit: LIMIT })).ms;
+  const second = timeOnce(() => agent.search.search(query(1), { limit: LIMIT })).ms;
+  return { backlog, first, second };
+}
+
+/** Page bytes of the store's index and of today's contentless one over the same events. */
+function indexSizes(dir, bare) {
+  const today = openBareDb(join(dir, "today-index.sqlite"));
+  today.exec(`CREATE VIRTUAL TABLE transcript_fts USING fts5 (text, content = '',
+    contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2')`);
+  const insert = today.prepare("INSERT INTO transcript_fts (rowid, text) VALUES (?, ?)");
+  const rows = bare.prepare("SELECT id, event_json FROM transcript_events ORDER BY id");
+  let n = 0;
+  today.exec("BEGIN");
+  // In transactions of 100 events, as the seeding appended them.
+  for (const row of rows.iterate()) {
+    const text = indexedText(JSON.parse(row.event_json));
+    if (text !== "") insert.run(row.id, text);
+    if (++n % 100 === 0) {
+      today.exec("COMMIT");
+      today.exec("BEGIN");
+    }
+  }
+  today.exec("COMMIT");
+  const sizes = {
+    store: tableBytes(bare, "transcript_fts"),
+    today: tableBytes(today, "transcript_fts"),
+  };
+  const byTable = bare
+    .prepare(
+      "SELECT name, sum(pgsize) AS bytes FROM dbstat WHERE name LIKE 'transcript_fts%' GROUP BY name ORDER BY name",
+    )
+    .all();
+  today.close();
+  return { ...sizes, byTable, events: n };
+}
+
+/** The store's search over CJK_EVENTS events of the corpus's CJK sessions, for CJK words. */
+function cjkSearch(dir) {
+  const texts = corpusTexts();
+  const home = openStateHome({ home: join(dir, "cjk-home") });
+  const agent = home.agent("cjk");
+  watchWal(agent.db.path);
+  for (let done = 0; done < CJK_EVENTS; done += 100) {
+    const batch = Array.from({ length: 100 }, (_, k) => ({
+      type: "message",
+      message: {
+        role: "user",
+        content: [{ type: "text", text: texts[(done + k) % texts.length] }],
+      },
+    }));
+    agent.transcripts.appendMany(`cjk-${Math.floor(done / SESSION_LENGTH)}`, batch);
+  }
+  const results = {};
+  for (const [kind, words] of Object.entries(CJK_QUERIES)) {
+    const hits = words.map((w) => agent.search.search(w, { limit: 500 }).length);
+    const samples = [];
+    for (let i = 0; i < CJK_RUNS; i++) {
+      const started = process.hrtime.bigint();
+      agent.search.search(words[i % words.length], { limit: LIMIT });
+      samples.push(Number(process.hrtime.bigint() - started));
+    }
+    results[kind] = { hits, ...stats(samples) };
+  }
+  home.close();
+  return { texts: texts.length, results };
+}
+
 function rowsOf(results, kind, target) {
   return results.map((r) => {
     const m = r[kind];
@@ -152,8 +274,8 @@ function rowsOf(results, kind, target) {
       fmtRatio(m.store.p50 / m.floor.p50),
       m.legacy ? `${fmtUs(m.legacy.p50)} (n=${m.legacy.n})` : "–",
       m.legacy ? fmtSpeedup(m.legacy.p50 / m.store.p50) : "–",
-      target ? "p50 < 20 ms" : "(report only)",
-      target ? met(m.store.p50 < TARGET_P50_US) : "–",
+      target ? "p50 ≤ 1 ms" : "(report only)",
+      target ? met(m.store.p50 <= TARGET_P50_US) : "–",
     ];
   });
 }
@@ -165,6 +287,7 @@ export async function run() {
     const rand = prng(6);
     const home = openStateHome({ home: join(dir, "home") });
     const agent = home.agent("bench");
+    watchWal(agent.db.path);
     const bare = openBareDb(agent.db.path, { readonly: true });
     const fts = bare.prepare(
       "SELECT rowid FROM transcript_fts WHERE transcript_fts MATCH ? ORDER BY rank LIMIT ?",
@@ -183,6 +306,18 @@ export async function run() {
       const sql = { fts, ...diagnostics };
       results.push({ events, ...measure(agent, sql, dir, queries, worst, events) });
     }
+    const lastEvents = results.at(-1).events;
+    progress(`search: ${MOST_PENDING} and 1 events pending before each search`);
+    const pending = {
+      1: withPending(agent, next, queries, 1),
+      [MOST_PENDING]: withPending(agent, next, queries, MOST_PENDING),
+    };
+    progress(`search: index sizes, the store's and today's contentless one`);
+    const sizes = indexSizes(dir, bare);
+    progress(`search: the first search after ${fmtCount(UNINDEXED)} unindexed events`);
+    const backlog = [0, 1, 2].map((round) => firstAfterBacklog(agent, sessions, queries, round));
+    progress(`search: CJK queries over ${fmtCount(CJK_EVENTS)} corpus events`);
+    const cjk = cjkSearch(dir);
     const df = docFrequency(bare);
     const typicalDf = queries
       .flat()
@@ -196,12 +331,36 @@ export async function run() {
 
     const last = results.at(-1);
     const events = fmtCount(last.events);
+    const p50p99 = (m) => `p50 ${fmtUs(m.p50)}, p99 ${fmtUs(m.p99)}`;
     const targets = [
       {
-        name: `search top ${LIMIT}, typical 2-word query, p50 < 20 ms at ${events} events`,
-        value: `p50 ${fmtUs(last.typical.store.p50)}, p99 ${fmtUs(last.typical.store.p99)}`,
-        met: last.typical.store.p50 < TARGET_P50_US,
+        name: `search top ${LIMIT}, typical 2-word query, p50 ≤ 1 ms at ${events} events, none pending`,
+        value: p50p99(last.typical.store),
+        met: last.typical.store.p50 <= TARGET_P50_US,
       },
+      ...[1, MOST_PENDING].map((k) => ({
+        name: `search top ${LIMIT}, typical 2-word query, p50 ≤ 1 ms at ${fmtCount(lastEvents)}+ events, ${k} pending`,
+        value: p50p99(pending[k]),
+        met: pending[k].p50 <= TARGET_P50_US,
+      })),
+      {
+        name: `first search after ${fmtCount(UNINDEXED)} unindexed events (report)`,
+        value: backlog.map((b) => `${b.first.toFixed(0)} ms`).join(", "),
+        met: true,
+      },
+      ...Object.entries(cjk.results)
+        .filter(([kind]) => kind.startsWith("CJK"))
+        .map(([kind, r]) => ({
+          name: `CJK search, ${kind}, ${fmtCount(CJK_EVENTS)} events (report)`,
+          value: p50p99(r),
+          met: true,
+        })),
+      {
+        name: "index size against today's contentless index, same events (report)",
+        value: `${fmtBytes(sizes.store)} vs ${fmtBytes(sizes.today)} (${fmtRatio(sizes.store / sizes.today)} ×)`,
+        met: true,
+      },
+      ...walTargets("search"),
     ];
     const headers = [
       "events",
@@ -263,6 +422,74 @@ export async function run() {
             fmtUs(r[kind].floor.p50),
           ]),
         ),
+      ),
+      "",
+      "### With events pending",
+      "",
+      `Typical queries with 1 or ${MOST_PENDING} events appended (one transaction each, not timed) before`,
+      `each of ${PENDING_RUNS} searches: ${MOST_PENDING} is the most a writer leaves unindexed (it indexes`,
+      "in bulk at 64), and a writable search indexes them in the transaction of its MATCH.",
+      "",
+      table(
+        ["events pending", "store p50", "p99", "max", "target", "met?"],
+        [1, MOST_PENDING].map((k) => [
+          String(k),
+          fmtUs(pending[k].p50),
+          fmtUs(pending[k].p99),
+          fmtUs(pending[k].max),
+          "p50 ≤ 1 ms",
+          met(pending[k].p50 <= TARGET_P50_US),
+        ]),
+      ),
+      "",
+      `### The first search after ${fmtCount(UNINDEXED)} unindexed events`,
+      "",
+      `Sessions copied bare (${fmtCount(UNINDEXED)} event rows, no index rows) by a second connection, then one`,
+      "search (it indexes the backlog, then matches, in one transaction), then the next; three rounds.",
+      "",
+      table(
+        ["round", "backlog", "first search", "next search"],
+        backlog.map((b, i) => [
+          String(i + 1),
+          fmtCount(b.backlog),
+          `${b.first.toFixed(1)} ms`,
+          `${b.second.toFixed(2)} ms`,
+        ]),
+      ),
+      "",
+      "### Index size",
+      "",
+      `The store's index (it keeps its text: no \`contentless_delete\`) over the ${fmtCount(sizes.events)} events of`,
+      "the database, against today's contentless index built bare over the same events' text, 100",
+      "events per transaction (pages by `dbstat`; no `optimize` on either).",
+      "",
+      table(
+        ["index", "bytes", "÷ today's"],
+        [
+          [
+            "store (all transcript_fts tables)",
+            fmtBytes(sizes.store),
+            fmtRatio(sizes.store / sizes.today),
+          ],
+          ...sizes.byTable.map((t) => [`  ${t.name}`, fmtBytes(t.bytes), ""]),
+          ["today's contentless index", fmtBytes(sizes.today), "1.00"],
+        ],
+      ),
+      "",
+      `### CJK queries (${fmtCount(CJK_EVENTS)} events)`,
+      "",
+      `\`search.search(word, { limit: ${LIMIT} })\` on a second agent holding the ${fmtCount(cjk.texts)} searchable texts of`,
+      `the shared corpus's CJK sessions (bench/cjk-index.mjs), repeated, as user messages; ${CJK_RUNS} runs`,
+      "per kind over its words; hits = matching events per word (up to 500).",
+      "",
+      table(
+        ["query", "hits per word", "p50", "p99"],
+        Object.entries(cjk.results).map(([kind, r]) => [
+          kind,
+          r.hits.join(" / "),
+          fmtUs(r.p50),
+          fmtUs(r.p99),
+        ]),
       ),
     ].join("\n");
     return { name: "search", markdown, targets, extra: { worstP50: last.worst.store.p50 } };
