@@ -5,7 +5,7 @@
 // beside it the read+parse-only and insert-only stages. Rounds are interleaved (A B C D A B C D …).
 // Peak RSS of the import and of the floor is measured in child processes (this file run with
 // `--rss-child`), so this process's own heap does not count.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   closeSync,
   cpSync,
