@@ -20,6 +20,8 @@ import {
   sampleWal,
   stats,
   table,
+  walPhase,
+  walPhaseTable,
   walTargets,
   watchWal,
   withTempDir,
@@ -99,6 +101,7 @@ function seedStore(agent, next, size) {
       const count = Math.min(BATCH_SIZE, size - done);
       agent.transcripts.appendMany(sessionId, Array.from({ length: count }, next));
       done += count;
+      sampleWal();
     }
   }
 }
@@ -125,6 +128,7 @@ async function measureSize(size, vocab) {
     const agent = home.agent("bench");
     watchWal(agent.db.path);
     seedStore(agent, next, size);
+    walPhase(`seeding ${fmtCount(size)} events (appendMany)`);
     const floorDb = openTodayDb(join(dir, "floor.sqlite"));
     const floor = prepareFloor(floorDb);
     seedFloor(floor, rows, size);
@@ -172,6 +176,7 @@ async function measureSize(size, vocab) {
       { rounds: SINGLE.rounds },
     );
 
+    walPhase(`${fmtCount(size)} rows: one event per transaction`);
     progress(`append: ${fmtCount(size)} rows, appendMany batches of ${BATCH_SIZE}`);
     const batched = {
       A: floorWriter(floor, "A", "floor-a-batch", rows),
@@ -193,6 +198,7 @@ async function measureSize(size, vocab) {
       },
       { rounds: BATCH.rounds },
     );
+    walPhase(`${fmtCount(size)} rows: appendMany`);
     home.close();
     floorDb.close();
     return { size, one, many };
@@ -302,6 +308,7 @@ function latencyRun(vocab) {
       samples[i] = Number(process.hrtime.bigint() - t0);
       if ((i & 255) === 0) sampleWal();
     }
+    walPhase(`${fmtCount(LATENCY_EVENTS)} single appends (latency run)`);
     const mode = agent.db.checkpoints;
     home.close();
     const sorted = Float64Array.from(samples).sort();
@@ -568,6 +575,13 @@ export async function run() {
         ],
       ],
     ),
+    "",
+    "### The WAL, phase by phase",
+    "",
+    "The largest -wal of the store's databases (sampled every 256 operations) and the checkpoints",
+    "the backstop ran on the caller's thread (src/db/wal-signal.ts `callerCatchUps`), per phase.",
+    "",
+    walPhaseTable(),
   ].join("\n");
   return { name: "append", markdown, targets };
 }

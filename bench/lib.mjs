@@ -129,6 +129,11 @@ export function prng(seed) {
 
 const watchedWals = new Set();
 let largestWalBytes = 0;
+/** Per phase of a module (see `walPhase`): the largest -wal and the caller checkpoints in it. */
+const walPhases = [];
+let phaseLargest = 0;
+let phaseCountAt = 0;
+let longestCatchUpMs = 0;
 
 /** Samples the -wal of `dbPath` from now on (in `compare` every 256 operations, and on demand). */
 export function watchWal(dbPath) {
@@ -140,7 +145,41 @@ export function sampleWal() {
   for (const path of watchedWals) {
     const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
     if (size > largestWalBytes) largestWalBytes = size;
+    if (size > phaseLargest) phaseLargest = size;
   }
+}
+
+/**
+ * Ends a phase of the module (seeding, a measurement) named `name`: records the largest -wal and
+ * the caller-thread checkpoints since the previous call, so a miss can be traced to its phase.
+ * Resets `callerCatchUps.longestMs` (kept whole in `walTargets`) to time each phase alone.
+ */
+export function walPhase(name) {
+  sampleWal();
+  walPhases.push({
+    name,
+    largest: phaseLargest,
+    count: callerCatchUps.count - phaseCountAt,
+    longestMs: callerCatchUps.longestMs,
+  });
+  longestCatchUpMs = Math.max(longestCatchUpMs, callerCatchUps.longestMs);
+  callerCatchUps.longestMs = 0;
+  phaseLargest = 0;
+  phaseCountAt = callerCatchUps.count;
+}
+
+/** The phases recorded by `walPhase`, as a markdown table (empty when none were). */
+export function walPhaseTable() {
+  if (walPhases.length === 0) return "";
+  return table(
+    ["phase", "largest -wal", "caller-thread checkpoints", "longest"],
+    walPhases.map((p) => [
+      p.name,
+      fmtBytes(p.largest),
+      String(p.count),
+      `${p.longestMs.toFixed(1)} ms`,
+    ]),
+  );
 }
 
 const WAL_LIMIT = 64 * 1024 * 1024;
@@ -155,7 +194,7 @@ export function walTargets(module, others = []) {
   sampleWal();
   const catchUps = [callerCatchUps, ...others];
   const count = catchUps.reduce((n, c) => n + c.count, 0);
-  const longestMs = Math.max(...catchUps.map((c) => c.longestMs));
+  const longestMs = Math.max(longestCatchUpMs, ...catchUps.map((c) => c.longestMs));
   return [
     {
       name: `${module}: largest -wal seen ≤ 64 MB`,

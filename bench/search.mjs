@@ -20,9 +20,12 @@ import {
   progress,
   QUICK,
   runIfMain,
+  sampleWal,
   stats,
   table,
   timeOnce,
+  walPhase,
+  walPhaseTable,
   walTargets,
   watchWal,
   withTempDir,
@@ -58,6 +61,7 @@ function grow(agent, next, sessions, dir, rand, upTo) {
     const sessionId = makeUuid(rand);
     for (let done = 0; done < SESSION_LENGTH; done += 100) {
       agent.transcripts.appendMany(sessionId, Array.from({ length: 100 }, next));
+      sampleWal();
     }
     writeFileSync(
       join(dir, `${sessionId}.jsonl`),
@@ -301,10 +305,12 @@ export async function run() {
     for (const upTo of CHECKPOINTS) {
       progress(`search: seeding up to ${fmtCount(upTo)} sessions × ${SESSION_LENGTH} events`);
       seedMs += timeOnce(() => grow(agent, next, sessions, dir, rand, upTo)).ms;
+      walPhase(`seeding to ${fmtCount(upTo * SESSION_LENGTH)} events (appendMany)`);
       const events = upTo * SESSION_LENGTH;
       progress(`search: measuring at ${fmtCount(events)} events`);
       const sql = { fts, ...diagnostics };
       results.push({ events, ...measure(agent, sql, dir, queries, worst, events) });
+      walPhase(`search at ${fmtCount(events)} events`);
     }
     const lastEvents = results.at(-1).events;
     progress(`search: ${MOST_PENDING} and 1 events pending before each search`);
@@ -312,12 +318,15 @@ export async function run() {
       1: withPending(agent, next, queries, 1),
       [MOST_PENDING]: withPending(agent, next, queries, MOST_PENDING),
     };
+    walPhase("searches with events pending");
     progress(`search: index sizes, the store's and today's contentless one`);
     const sizes = indexSizes(dir, bare);
     progress(`search: the first search after ${fmtCount(UNINDEXED)} unindexed events`);
     const backlog = [0, 1, 2].map((round) => firstAfterBacklog(agent, sessions, queries, round));
+    walPhase(`first searches after ${fmtCount(UNINDEXED)} unindexed events`);
     progress(`search: CJK queries over ${fmtCount(CJK_EVENTS)} corpus events`);
     const cjk = cjkSearch(dir);
+    walPhase("CJK agent: seeding and searches");
     const df = docFrequency(bare);
     const typicalDf = queries
       .flat()
@@ -475,6 +484,13 @@ export async function run() {
           ["today's contentless index", fmtBytes(sizes.today), "1.00"],
         ],
       ),
+      "",
+      "### The WAL, phase by phase",
+      "",
+      "The largest -wal of the store's databases (sampled every 256 operations and each seeding",
+      "batch) and the checkpoints the backstop ran on the caller's thread, per phase:",
+      "",
+      walPhaseTable(),
       "",
       `### CJK queries (${fmtCount(CJK_EVENTS)} events)`,
       "",

@@ -20,8 +20,11 @@ import {
   progress,
   QUICK,
   runIfMain,
+  sampleWal,
   table,
   timeOnce,
+  walPhase,
+  walPhaseTable,
   walTargets,
   watchWal,
   withTempDir,
@@ -47,6 +50,7 @@ function grow(agent, next, sessions, dir, rand, upTo) {
     const sessionId = makeUuid(rand);
     for (let done = 0; done < SESSION_LENGTH; done += 100) {
       agent.transcripts.appendMany(sessionId, Array.from({ length: 100 }, next));
+      sampleWal();
     }
     // The legacy file holds exactly what the legacy writer would have written.
     const lines = [...agent.transcripts.exportJsonl(sessionId)].join("");
@@ -114,6 +118,7 @@ export async function run() {
     for (const upTo of CHECKPOINTS) {
       progress(`tail: seeding up to ${fmtCount(upTo)} sessions × ${SESSION_LENGTH} events`);
       seedMs += timeOnce(() => grow(agent, next, sessions, dir, rand, upTo)).ms;
+      walPhase(`seeding to ${fmtCount(upTo * SESSION_LENGTH)} events (appendMany)`);
       progress(`tail: measuring at ${fmtCount(upTo * SESSION_LENGTH)} events`);
       const pickRand = prng(upTo);
       const pick = () => sessions[Math.floor(pickRand() * sessions.length)];
@@ -130,6 +135,7 @@ export async function run() {
         },
       });
       results.push({ sessions: upTo, events: upTo * SESSION_LENGTH, ...result });
+      walPhase(`tail at ${fmtCount(upTo * SESSION_LENGTH)} events`);
     }
     progress(
       `tail: measuring at ${fmtCount(results.at(-1).events)} events while another process appends`,
@@ -145,6 +151,7 @@ export async function run() {
       },
     });
     const written = await appender.stop();
+    walPhase("tail while another process appends");
     const dbBytes = agent.db.sizeBytes();
     const fileBytes = readFileSync(join(dir, `${sessions[0]}.jsonl`)).length;
     floorDb.close();
@@ -232,6 +239,11 @@ export async function run() {
           name === "store" ? met(within(busy)) : "",
         ]),
       ),
+      "",
+      "The largest -wal of the database (sampled every 256 operations; the other process's writes",
+      "included) and the checkpoints the backstop ran on this process's thread, per phase:",
+      "",
+      walPhaseTable(),
       "",
       `Growth: store p50 at ${fmtCount(last.events)} events = ${fmtRatio(flat)} × its p50 at ` +
         `${fmtCount(results[0].events)} events.`,
