@@ -168,6 +168,7 @@ function withPending(agent, next, queries, pending) {
   const samples = [];
   for (let i = 0; i < PENDING_RUNS; i++) {
     for (let k = 0; k < pending; k++) agent.transcripts.append("pending-writer", next());
+    sampleWal();
     const started = process.hrtime.bigint();
     agent.search.search(queries[i % queries.length].join(" "), { limit: LIMIT });
     samples.push(Number(process.hrtime.bigint() - started));
@@ -252,6 +253,7 @@ function cjkSearch(dir) {
       },
     }));
     agent.transcripts.appendMany(`cjk-${Math.floor(done / SESSION_LENGTH)}`, batch);
+    sampleWal();
   }
   const results = {};
   for (const [kind, words] of Object.entries(CJK_QUERIES)) {
@@ -261,6 +263,7 @@ function cjkSearch(dir) {
       const started = process.hrtime.bigint();
       agent.search.search(words[i % words.length], { limit: LIMIT });
       samples.push(Number(process.hrtime.bigint() - started));
+      sampleWal();
     }
     results[kind] = { hits, ...stats(samples) };
   }
