@@ -164,13 +164,14 @@ function measure(agent, sql, dir, queries, worst, events) {
  * Typical queries with `pending` events appended (not timed) before each: the search indexes
  * them in the transaction of its MATCH, and that is in its time.
  */
-function withPending(agent, next, queries, pending) {
+function withPending(agent, next, queries, pending, searcher = agent.search) {
   const samples = [];
   for (let i = 0; i < PENDING_RUNS; i++) {
+    agent.transcripts.index.indexPending();
     for (let k = 0; k < pending; k++) agent.transcripts.append("pending-writer", next());
     sampleWal();
     const started = process.hrtime.bigint();
-    agent.search.search(queries[i % queries.length].join(" "), { limit: LIMIT });
+    searcher.search(queries[i % queries.length].join(" "), { limit: LIMIT });
     samples.push(Number(process.hrtime.bigint() - started));
   }
   return stats(samples);
@@ -321,6 +322,10 @@ export async function run() {
       1: withPending(agent, next, queries, 1),
       [MOST_PENDING]: withPending(agent, next, queries, MOST_PENDING),
     };
+    // A read-only connection cannot index: it matches the pending events itself (pending-match.ts).
+    const reader = openStateHome({ home: join(dir, "home"), readonly: true });
+    const readOnly = withPending(agent, next, queries, MOST_PENDING, reader.agent("bench").search);
+    reader.close();
     walPhase("searches with events pending");
     progress(`search: index sizes, the store's and today's contentless one`);
     const sizes = indexSizes(dir, bare);
@@ -349,6 +354,11 @@ export async function run() {
         name: `search top ${LIMIT}, typical 2-word query, p50 ≤ 1 ms at ${events} events, none pending`,
         value: p50p99(last.typical.store),
         met: last.typical.store.p50 <= TARGET_P50_US,
+      },
+      {
+        name: `search top ${LIMIT}, typical 2-word query, p50 ≤ 1 ms at ${fmtCount(lastEvents)}+ events, ${MOST_PENDING} pending, read-only connection`,
+        value: p50p99(readOnly),
+        met: readOnly.p50 <= TARGET_P50_US,
       },
       ...[1, MOST_PENDING].map((k) => ({
         name: `search top ${LIMIT}, typical 2-word query, p50 ≤ 1 ms at ${fmtCount(lastEvents)}+ events, ${k} pending`,
@@ -440,17 +450,21 @@ export async function run() {
       "",
       `Typical queries with 1 or ${MOST_PENDING} events appended (one transaction each, not timed) before`,
       `each of ${PENDING_RUNS} searches: ${MOST_PENDING} is the most a writer leaves unindexed (it indexes`,
-      "in bulk at 64), and a writable search indexes them in the transaction of its MATCH.",
+      "in bulk at 64), and a writable search indexes them in the transaction of its MATCH; a",
+      "read-only connection (a second `openStateHome({ readonly: true })`) matches them in JS instead.",
       "",
       table(
         ["events pending", "store p50", "p99", "max", "target", "met?"],
-        [1, MOST_PENDING].map((k) => [
-          String(k),
-          fmtUs(pending[k].p50),
-          fmtUs(pending[k].p99),
-          fmtUs(pending[k].max),
+        [
+          ...[1, MOST_PENDING].map((k) => [String(k), pending[k]]),
+          [`${MOST_PENDING}, read-only connection (matches them itself)`, readOnly],
+        ].map(([label, m]) => [
+          label,
+          fmtUs(m.p50),
+          fmtUs(m.p99),
+          fmtUs(m.max),
           "p50 ≤ 1 ms",
-          met(pending[k].p50 <= TARGET_P50_US),
+          met(m.p50 <= TARGET_P50_US),
         ]),
       ),
       "",
