@@ -143,14 +143,20 @@ export async function run() {
     const appender = await startAppender(join(dir, "home"));
     const pickRand = prng(99);
     const pick = () => sessions[Math.floor(pickRand() * sessions.length)];
-    const busy = compare({
-      store: { ...STORE_RUNS, fn: () => agent.transcripts.tail(pick(), TAIL) },
-      floor: {
-        ...STORE_RUNS,
-        fn: () => select.all(pick(), TAIL).map((row) => JSON.parse(row.event_json)),
-      },
-    });
-    const written = await appender.stop();
+    // The child is stopped even when the measurement throws: it would append forever.
+    let busy;
+    let written;
+    try {
+      busy = compare({
+        store: { ...STORE_RUNS, fn: () => agent.transcripts.tail(pick(), TAIL) },
+        floor: {
+          ...STORE_RUNS,
+          fn: () => select.all(pick(), TAIL).map((row) => JSON.parse(row.event_json)),
+        },
+      });
+    } finally {
+      written = await appender.stop();
+    }
     walPhase("tail while another process appends");
     const dbBytes = agent.db.sizeBytes();
     const fileBytes = readFileSync(join(dir, `${sessions[0]}.jsonl`)).length;
