@@ -113,7 +113,6 @@ export interface OpenStateHomeOptions {
   checkpoints?: CheckpointsMode;
 }
 
-
 export interface AgentOpenOptions {
   /** Create and register the agent when it is new (default true). */
   create?: boolean;

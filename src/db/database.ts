@@ -94,6 +94,7 @@ export class Database {
   readonly migration: MigrationResult;
   private readonly driver: SqlDriver;
   private savepointDepth = 0;
+  private rolledBack = 0;
   private queryOnly: boolean | undefined;
   /** Transaction-control statements, prepared on first use: parsing them per call was a hot spot. */
   private readonly control = new Map<string, SqlStatement>();
@@ -153,6 +154,14 @@ export class Database {
     return this.queryOnly;
   }
 
+  /**
+   * How many `tx()` bodies have been undone on this connection. A cache of rows written in a
+   * transaction compares it to know whether they may have been rolled back.
+   */
+  get rollbacks(): number {
+    return this.rolledBack;
+  }
+
   get schemaVersion(): number {
     return this.pragma("user_version") as number;
   }
@@ -205,6 +214,7 @@ export class Database {
       return result;
     } catch (error) {
       // SQLite may already have rolled back on its own (e.g. a full disk): only undo what is open.
+      this.rolledBack++;
       if (this.driver.inTransaction) {
         if (nested) {
           this.run(`ROLLBACK TO ${savepoint}`);

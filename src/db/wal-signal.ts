@@ -13,6 +13,9 @@ const ANNOUNCE_MS = 20;
  */
 export const CALLER_CATCH_UP_BYTES = 40 * 1024 * 1024;
 
+/** How much the file must have grown since the last catch-up before the next one. */
+const CATCH_UP_GROWTH_BYTES = 4 * 1024 * 1024;
+
 /** Checkpoints the backstop ran on callers' threads, for the benchmark and diagnostics. */
 export const callerCatchUps = { count: 0, longestMs: 0 };
 
@@ -33,6 +36,8 @@ export class WalSignal {
   private timer: NodeJS.Timeout | null = null;
   /** A backstop catch-up found the caller inside a transaction: run it after the commit. */
   private owed = false;
+  /** The -wal file's size at the last catch-up (0: none yet). */
+  private sizeAtCatchUp = 0;
 
   constructor(
     private readonly checkpointer: Checkpointer,
@@ -72,6 +77,11 @@ export class WalSignal {
     const wal = statSync(`${this.path}-wal`, { throwIfNoEntry: false });
     this.owed = false;
     if (wal === undefined || wal.size < CALLER_CATCH_UP_BYTES) return;
+    // After a restart the file keeps its size while new frames fill it from the start: only a
+    // file that grew since the last catch-up holds that many frames.
+    if (wal.size < this.sizeAtCatchUp) this.sizeAtCatchUp = 0; // truncated since
+    if (wal.size < this.sizeAtCatchUp + CATCH_UP_GROWTH_BYTES) return;
+    this.sizeAtCatchUp = wal.size;
     const started = performance.now();
     this.owed = !this.hooks.catchUp();
     if (this.owed) return;

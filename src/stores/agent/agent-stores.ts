@@ -49,7 +49,7 @@ export function createAgentStores(db: Database, agentId: string): AgentStores {
     transcripts,
     branches,
     snapshots,
-    search: new TranscriptSearch(db, agentId),
+    search: new TranscriptSearch(db, agentId, transcripts.index),
     vfs: new VfsStore(db),
     toolArtifacts: new ToolArtifactStore(db),
     runArtifacts: new RunArtifactStore(db),

@@ -30,6 +30,16 @@ export class TranscriptIndex {
   private readonly selectMark: SqlStatement<{ indexed_through: number }>;
   private readonly selectBacklog: SqlStatement<{ top: number; mark: number }>;
   private readonly selectPending: SqlStatement<{ id: number; event_json: string }>;
+  private readonly selectPendingIds: SqlStatement<{ id: number }>;
+  /**
+   * The mark as this connection last saw it. Only an estimate (another connection may move it):
+   * it decides when to index, and indexPending reads the real mark in its transaction.
+   */
+  private seenMark: number | undefined;
+  /** Events this connection appended and has not indexed yet, by id: indexed without a re-read. */
+  private readonly fresh = new Map<number, TranscriptEvent>();
+  /** `db.rollbacks` when `fresh` was started: a rollback since may have undone its rows. */
+  private freshSince = 0;
   private readonly insertText: SqlStatement;
   private readonly updateMark: SqlStatement;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -46,6 +56,9 @@ export class TranscriptIndex {
     this.selectPending = db.prepare(
       "SELECT id, event_json FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
     );
+    this.selectPendingIds = db.prepare(
+      "SELECT id FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
+    );
     this.insertText = db.prepare("INSERT INTO transcript_fts (rowid, text) VALUES (?, ?)");
     this.updateMark = db.prepare(
       "UPDATE search_index_state SET indexed_through = ? WHERE name = 'transcript'",
@@ -54,7 +67,8 @@ export class TranscriptIndex {
 
   /** The id up to which every event is indexed. */
   mark(): number {
-    return this.selectMark.get()?.indexed_through ?? 0;
+    this.seenMark = this.selectMark.get()?.indexed_through ?? 0;
+    return this.seenMark;
   }
 
   /** How many event ids lie above the mark (an upper bound on the events not indexed yet). */
@@ -64,11 +78,24 @@ export class TranscriptIndex {
   }
 
   /**
-   * Called by an append transaction with the id it just wrote: indexes the backlog in this same
-   * transaction once it reaches INDEX_PENDING_LIMIT, else leaves it for later.
+   * Called by an append transaction with each event it wrote: indexes the backlog in this same
+   * transaction once it reaches INDEX_PENDING_LIMIT, else leaves it for later. No query: the
+   * events are kept (at most the limit of them) and the mark is this connection's last view.
    */
+  noteAppended(id: number, event: TranscriptEvent): void {
+    this.dropIfRolledBack();
+    this.fresh.set(id, event);
+  }
+
+  private dropIfRolledBack(): void {
+    if (this.db.rollbacks === this.freshSince) return;
+    this.fresh.clear();
+    this.freshSince = this.db.rollbacks;
+  }
+
   afterAppend(lastId: number): void {
-    if (lastId - this.mark() >= INDEX_PENDING_LIMIT) this.indexPending();
+    const mark = this.seenMark ?? this.mark();
+    if (lastId - mark >= INDEX_PENDING_LIMIT) this.indexPending();
     else this.scheduleIdle();
   }
 
@@ -81,19 +108,43 @@ export class TranscriptIndex {
       let mark = this.mark();
       let read = 0;
       while (read < limit) {
-        // Fetched in slices: a statement still stepping would block the inserts below.
-        const rows = this.selectPending.all(mark, Math.min(CATCH_UP_BATCH, limit - read));
-        if (rows.length === 0) break;
-        for (const row of rows) {
-          const text = indexedText(JSON.parse(row.event_json) as TranscriptEvent);
+        const count = Math.min(CATCH_UP_BATCH, limit - read);
+        const ids = this.selectPendingIds.all(mark, count);
+        if (ids.length === 0) break;
+        const events = this.pendingEvents(mark, ids, count);
+        for (const row of ids) {
+          const text = indexedText(events.get(row.id) as TranscriptEvent);
           if (text !== "") this.insertText.run(row.id, text);
         }
-        read += rows.length;
-        mark = rows[rows.length - 1]?.id ?? mark;
+        read += ids.length;
+        mark = ids[ids.length - 1]?.id ?? mark;
       }
       this.updateMark.run(mark);
+      this.seenMark = mark;
+      this.fresh.clear();
       return read;
     });
+  }
+
+  /** The events of `ids`: this connection's own from memory, the rest parsed from their rows. */
+  private pendingEvents(
+    mark: number,
+    ids: readonly { id: number }[],
+    count: number,
+  ): Map<number, TranscriptEvent> {
+    const events = new Map<number, TranscriptEvent>();
+    this.dropIfRolledBack();
+    for (const { id } of ids) {
+      const event = this.fresh.get(id);
+      if (event !== undefined) events.set(id, event);
+    }
+    if (events.size < ids.length) {
+      // Fetched in slices too: a statement still stepping would block the inserts.
+      for (const row of this.selectPending.all(mark, count)) {
+        if (!events.has(row.id)) events.set(row.id, JSON.parse(row.event_json) as TranscriptEvent);
+      }
+    }
+    return events;
   }
 
   /**

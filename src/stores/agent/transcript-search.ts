@@ -57,8 +57,10 @@ export class TranscriptSearch {
   constructor(
     private readonly db: Database,
     readonly agentId: string,
+    /** The index the connection's appends feed (one per connection: it keeps their events). */
+    index: TranscriptIndex = new TranscriptIndex(db),
   ) {
-    this.index = new TranscriptIndex(db);
+    this.index = index;
     const base = `SELECT s.session_id, e.seq, e.event_json, bm25(transcript_fts) AS score
       FROM transcript_fts
       JOIN transcript_events e ON e.id = transcript_fts.rowid

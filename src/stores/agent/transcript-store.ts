@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import { StateError } from "../../db/errors.js";
+import { isStateError, StateError } from "../../db/errors.js";
 import { BLOB_REF_PREFIX, encodeForStorage, restoreInlineBlobs } from "../../transcript/blobs.js";
 import { parentIdOf, type TranscriptEvent } from "../../transcript/event.js";
 import { encodeEvent } from "../../transcript/jsonl-codec.js";
@@ -74,16 +74,14 @@ interface AppendBatch {
   lastId: number;
 }
 
+/** A session row's number and leaf override, with its last event (nulls when it has none). */
 interface SessionHead {
   session_no: number;
   leaf_override_id: string | null;
   leaf_override_seq: number | null;
-}
-
-interface LastEvent {
-  seq: number;
-  event_id: string;
-  event_type: string;
+  seq: number | null;
+  event_id: string | null;
+  event_type: string | null;
 }
 
 export interface SessionScope {
@@ -119,6 +117,19 @@ function idempotencyKeyOf(input: NewTranscriptEvent, options: AppendOptions): st
     : null;
 }
 
+/** Random bytes drawn 4 KiB at a time: one `randomBytes` call per event id was a hot spot. */
+const idPool = { bytes: Buffer.alloc(0), next: 0 };
+
+/** A new random event id: 8 hex characters, as the legacy writers make them. */
+function newEventId(): string {
+  if (idPool.next + 4 > idPool.bytes.length) {
+    idPool.bytes = randomBytes(4096);
+    idPool.next = 0;
+  }
+  idPool.next += 4;
+  return idPool.bytes.toString("hex", idPool.next - 4, idPool.next);
+}
+
 function eventTime(event: TranscriptEvent, fallback: number): number {
   const parsed = typeof event.timestamp === "string" ? Date.parse(event.timestamp) : Number.NaN;
   return Number.isFinite(parsed) ? parsed : fallback;
@@ -144,7 +155,6 @@ export class TranscriptStore {
   /** The search index behind this store's appends (see TranscriptIndex). */
   readonly index: TranscriptIndex;
   private readonly selectHead: SqlStatement<SessionHead>;
-  private readonly selectLast: SqlStatement<LastEvent>;
   private readonly insertSession: SqlStatement<{ session_no: number }>;
   private readonly insertEvent: SqlStatement;
   private readonly insertBlob: SqlStatement;
@@ -167,10 +177,10 @@ export class TranscriptStore {
   ) {
     this.index = new TranscriptIndex(db);
     this.selectHead = db.prepare(
-      "SELECT session_no, leaf_override_id, leaf_override_seq FROM sessions WHERE session_id = ?",
-    );
-    this.selectLast = db.prepare(
-      "SELECT seq, event_id, event_type FROM transcript_events WHERE session_no = ? ORDER BY seq DESC LIMIT 1",
+      `SELECT s.session_no, s.leaf_override_id, s.leaf_override_seq, t.seq, t.event_id, t.event_type
+       FROM sessions s LEFT JOIN transcript_events t ON t.session_no = s.session_no
+         AND t.seq = (SELECT max(seq) FROM transcript_events WHERE session_no = s.session_no)
+       WHERE s.session_id = ?`,
     );
     // The number is given here, not by the table's trigger, so the row is written once.
     this.insertSession = db.prepare(
@@ -356,11 +366,10 @@ export class TranscriptStore {
   }
 
   private tailOf(head: SessionHead): SessionTail {
-    const last = this.selectLast.get(head.session_no);
-    const lastSeq = last?.seq ?? 0;
+    const lastSeq = head.seq ?? 0;
     let leaf: string | null = null;
     if (head.leaf_override_seq === lastSeq) leaf = head.leaf_override_id;
-    else if (last !== undefined && last.event_type !== "session") leaf = last.event_id;
+    else if (head.event_type !== null && head.event_type !== "session") leaf = head.event_id;
     return { sessionNo: head.session_no, lastSeq, leaf };
   }
 
@@ -401,15 +410,15 @@ export class TranscriptStore {
     if (tail.lastSeq === 0 && input.type !== "session" && options.ensureHeader !== false) {
       this.store(batch, this.header(sessionId, options, now), null, now);
     }
-    const event = this.materialize(batch, input, options, now);
-    const duplicate = this.storedById(batch, event.id);
+    const { event, generated } = this.materialize(batch, input, options, now);
+    const duplicate = generated ? undefined : this.storedById(batch, event.id);
     if (duplicate) return this.sameOrConflict(duplicate, event);
     if (event.type === "session" && tail.lastSeq > 0) {
       throw new StateError("E_CONFLICT", `session ${sessionId} already has a header`, {
         details: { sessionId },
       });
     }
-    return { ...this.store(batch, event, key, now), deduplicated: false };
+    return { ...this.store(batch, event, key, now, generated), deduplicated: false };
   }
 
   private createSession(sessionId: string, options: AppendOptions, at: number): SessionTail {
@@ -428,41 +437,39 @@ export class TranscriptStore {
     return header;
   }
 
-  /** The event as it will be stored: legacy key order, with id, parent and time filled in. */
+  /**
+   * The event as it will be stored: legacy key order, with id, parent and time filled in.
+   * `generated` says the id is new (so no stored event can have it, barring the collision `store`
+   * handles) and the parent is the current leaf unless given (so it exists); neither needs a
+   * lookup then.
+   */
   private materialize(
     batch: AppendBatch,
     input: NewTranscriptEvent,
     options: AppendOptions,
     now: number,
-  ): TranscriptEvent {
+  ): { event: TranscriptEvent; generated: boolean } {
     const { sessionId } = batch;
     const tail = batch.tail as SessionTail;
     if (options.verbatim) {
       checkEventId(input.id, sessionId);
-      return { ...input } as TranscriptEvent;
+      return { event: { ...input } as TranscriptEvent, generated: false };
     }
     const { type, id, parentId, timestamp, ...rest } = input;
     const event: TranscriptEvent = {
       type,
-      id: id === undefined ? this.newEventId(tail.sessionNo) : checkEventId(id, sessionId),
+      id: id === undefined ? newEventId() : checkEventId(id, sessionId),
       ...(type === "session" ? {} : { parentId: parentId === undefined ? tail.leaf : parentId }),
       timestamp: timestamp ?? new Date(now).toISOString(),
       ...rest,
     };
-    const parent = parentIdOf(event);
+    const parent = parentId === undefined ? null : parentIdOf(event);
     if (parent !== null && this.selectKnownId.get(tail.sessionNo, parent) === undefined) {
       throw new StateError("E_NOT_FOUND", `parent event ${parent} is not in session ${sessionId}`, {
         details: { sessionId, parentId: parent },
       });
     }
-    return event;
-  }
-
-  private newEventId(sessionNo: number): string {
-    for (;;) {
-      const id = randomBytes(4).toString("hex");
-      if (this.selectKnownId.get(sessionNo, id) === undefined) return id;
-    }
+    return { event, generated: id === undefined };
   }
 
   /**
@@ -474,13 +481,19 @@ export class TranscriptStore {
     original: TranscriptEvent,
     idempotencyKey: string | null,
     now: number,
+    generated = false,
   ): StoredEvent {
     const tail = batch.tail as SessionTail;
     const seq = tail.lastSeq + 1;
     const createdAt = eventTime(original, now);
-    const { json, blobs } = encodeForStorage(original, INLINE_BLOB_THRESHOLD);
-    batch.lastId = Number(
-      this.insertEvent.run(
+    let encoded = encodeForStorage(original, INLINE_BLOB_THRESHOLD);
+    let encodedId = original.id;
+    const attempt = () => {
+      if (encodedId !== original.id) {
+        encoded = encodeForStorage(original, INLINE_BLOB_THRESHOLD);
+        encodedId = original.id;
+      }
+      return this.insertEvent.run(
         tail.sessionNo,
         seq,
         original.id,
@@ -488,10 +501,14 @@ export class TranscriptStore {
         parentIdOf(original),
         idempotencyKey,
         createdAt,
-        json,
-      ).lastInsertRowid,
+        encoded.json,
+      ).lastInsertRowid;
+    };
+    batch.lastId = Number(
+      generated ? this.insertGenerated(tail.sessionNo, original, attempt) : attempt(),
     );
-    for (const blob of blobs) {
+    this.index.noteAppended(batch.lastId, original);
+    for (const blob of encoded.blobs) {
       this.insertBlob.run(blob.sha256, blob.mimeType, blob.data.length, blob.data, now);
       this.insertBlobRef.run(tail.sessionNo, seq, blob.sha256);
     }
@@ -500,6 +517,31 @@ export class TranscriptStore {
     const stored = { sessionId: batch.sessionId, seq, event: original, createdAt };
     batch.known?.set(original.id, stored);
     return stored;
+  }
+
+  /**
+   * Inserts an event whose id was just drawn. The unique key finds the one-in-four-billion
+   * collision with a stored id, instead of a lookup before every append; the id is drawn again.
+   * The id is part of the stored JSON, so a new id means a new encoding.
+   */
+  private insertGenerated(
+    sessionNo: number,
+    event: TranscriptEvent,
+    attempt: () => number | bigint,
+  ): number | bigint {
+    for (;;) {
+      try {
+        return attempt();
+      } catch (error) {
+        if (
+          !isStateError(error, "E_CONSTRAINT") ||
+          this.selectKnownId.get(sessionNo, event.id) === undefined
+        ) {
+          throw error;
+        }
+        event.id = newEventId();
+      }
+    }
   }
 
   private sameOrConflict(stored: StoredEvent, event: TranscriptEvent): AppendResult {
