@@ -61,13 +61,23 @@ export class TranscriptSearch {
     index: TranscriptIndex = new TranscriptIndex(db),
   ) {
     this.index = index;
-    const base = `SELECT s.session_id, e.seq, e.event_json, bm25(transcript_fts) AS score
-      FROM transcript_fts
-      JOIN transcript_events e ON e.id = transcript_fts.rowid
-      JOIN sessions s ON s.session_no = e.session_no
-      WHERE transcript_fts MATCH ?`;
-    this.all = db.prepare(`${base} ORDER BY score LIMIT ?`);
-    this.inSession = db.prepare(`${base} AND s.session_id = ? ORDER BY score LIMIT ?`);
+    // The best `limit` index rows first, by FTS5's own rank ordering; only those are joined to
+    // their events. Joining first read the JSON of every matching event before the sort.
+    this.all = db.prepare(
+      `SELECT s.session_id, e.seq, e.event_json, f.score FROM
+         (SELECT rowid, rank AS score FROM transcript_fts WHERE transcript_fts MATCH ?
+          ORDER BY rank LIMIT ?) f
+       JOIN transcript_events e ON e.id = f.rowid
+       JOIN sessions s ON s.session_no = e.session_no
+       ORDER BY f.score`,
+    );
+    this.inSession = db.prepare(
+      `SELECT s.session_id, e.seq, e.event_json, bm25(transcript_fts) AS score
+       FROM transcript_fts
+       JOIN transcript_events e ON e.id = transcript_fts.rowid
+       JOIN sessions s ON s.session_no = e.session_no
+       WHERE transcript_fts MATCH ? AND s.session_id = ? ORDER BY score LIMIT ?`,
+    );
     const pending = `SELECT e.id, s.session_id, e.seq, e.event_json, 0 AS score
       FROM transcript_events e JOIN sessions s ON s.session_no = e.session_no
       WHERE e.id > ?`;
