@@ -14,6 +14,15 @@ const CJK = String.raw`(?:(?=[\p{L}\p{Nl}])[\p{scx=Han}\p{scx=Hiragana}\p{scx=Ka
 const CJK_CHAR = new RegExp(`^${CJK}`, "u");
 const CJK_RUN = new RegExp(`${CJK}+`, "gu");
 
+/**
+ * Cheap tests run first on every indexed text: the exact script classes above cost about a
+ * microsecond per text, most texts have no CJK at all, and ASCII is already in NFC. MAYBE_CJK
+ * covers every block the scripts use (a superset: the exact test follows).
+ */
+const MAYBE_NOT_NFC_OR_CJK = /[^\u0000-\u007f]/;
+const MAYBE_CJK =
+  /[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff00-\uffef]|[\ud840-\ud8bf][\udc00-\udfff]|\ud82c[\udc00-\udcff]/;
+
 /** Whether `text` starts with a CJK character. */
 export function isCjk(text: string): boolean {
   return CJK_CHAR.test(text);
@@ -35,7 +44,10 @@ export function cjkBigrams(run: string): string[] {
  * one token.
  */
 export function ftsDocument(text: string): string {
-  return text.normalize("NFC").replace(CJK_RUN, (run, offset: number, whole: string) => {
+  if (!MAYBE_NOT_NFC_OR_CJK.test(text)) return text;
+  const composed = text.normalize("NFC");
+  if (!MAYBE_CJK.test(composed)) return composed;
+  return composed.replace(CJK_RUN, (run, offset: number, whole: string) => {
     const pieces = cjkBigrams(run);
     const chars = Array.from(run);
     if (chars.length > 1) pieces.push(chars[chars.length - 1] as string);
