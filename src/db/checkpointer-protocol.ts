@@ -7,9 +7,19 @@ export type ToCheckpointer =
   /** Close the connection to `path`, then store `seq` in the ack word and wake the waiter. */
   | { type: "drop"; path: string; seq: number };
 
+/** Words of the `gate` buffer. */
+export const GATE_CHECKPOINTING = 0;
+export const GATE_HELD = 1;
+
 export interface CheckpointerData {
   /** One Int32: the `seq` of the last `drop` done. */
   ack: SharedArrayBuffer;
+  /**
+   * Two Int32s: the thread sets GATE_CHECKPOINTING while it runs a round; a writer that must
+   * checkpoint itself raises GATE_HELD, and the thread starts no round while it is raised.
+   * SQLite refuses a second checkpoint outright (it takes no busy wait for that lock).
+   */
+  gate: SharedArrayBuffer;
   tickMs: number;
   idleMs: number;
 }

@@ -1,11 +1,16 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isMainThread, Worker } from "node:worker_threads";
-import type { CheckpointerData, ToCheckpointer } from "./checkpointer-protocol.js";
+import {
+  type CheckpointerData,
+  GATE_CHECKPOINTING,
+  GATE_HELD,
+  type ToCheckpointer,
+} from "./checkpointer-protocol.js";
 import type { DriverName } from "./driver.js";
 
 /** The thread's round: a PASSIVE checkpoint of each database written in the last `IDLE_MS`. */
-const TICK_MS = 20;
+const TICK_MS = 5;
 /** A database quiet this long loses its checkpointer connection: a process holds thousands. */
 const IDLE_MS = 3000;
 /** The longest a close waits for the thread to let go of the file. */
@@ -23,6 +28,7 @@ export class Checkpointer {
   private worker: Worker | null = null;
   private failed = false;
   private readonly ack = new Int32Array(new SharedArrayBuffer(4));
+  private readonly gate = new Int32Array(new SharedArrayBuffer(8));
   private seq = 0;
   /** Open databases per path in this process: only the last close of a path drops it. */
   private readonly open = new Map<string, number>();
@@ -72,6 +78,28 @@ export class Checkpointer {
     if (!this.waitForAck(seq)) this.fail();
   }
 
+  /**
+   * Runs `fn` (a writer's own checkpoint) while the thread runs none: holds the thread's next
+   * round and waits, at most `waitMs`, for the one in progress. Returns undefined when that one
+   * did not end in time (the caller tries again later).
+   */
+  whileHeld<T>(waitMs: number, fn: () => T): T | undefined {
+    Atomics.add(this.gate, GATE_HELD, 1);
+    try {
+      if (Atomics.load(this.gate, GATE_CHECKPOINTING) === 1) {
+        try {
+          Atomics.wait(this.gate, GATE_CHECKPOINTING, 1, waitMs);
+        } catch {
+          return undefined; // This thread may not block: leave the catch-up to the thread.
+        }
+        if (Atomics.load(this.gate, GATE_CHECKPOINTING) === 1) return undefined;
+      }
+      return fn();
+    } finally {
+      Atomics.sub(this.gate, GATE_HELD, 1);
+    }
+  }
+
   private waitForAck(seq: number): boolean {
     const deadline = Date.now() + ACK_TIMEOUT_MS;
     for (;;) {
@@ -91,6 +119,7 @@ export class Checkpointer {
     if (this.worker !== null || !this.available) return this.worker;
     const data: CheckpointerData = {
       ack: this.ack.buffer as SharedArrayBuffer,
+      gate: this.gate.buffer as SharedArrayBuffer,
       tickMs: TICK_MS,
       idleMs: IDLE_MS,
     };

@@ -79,6 +79,10 @@ const OPEN_OPTION_KEYS = new Set([
   "checkpoints",
 ]);
 
+/** The connection's busy timeout (CONNECTION_PRAGMAS) and the backstop's much shorter one. */
+const BUSY_TIMEOUT_MS = 30_000;
+const CATCH_UP_WAIT_MS = 2;
+
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return (
     typeof value === "object" &&
@@ -127,7 +131,20 @@ export class Database {
   /** The backstop (see `CALLER_CATCH_UP_BYTES`): never inside a transaction, never waiting. */
   private readonly catchUp = (): boolean => {
     if (!this.driver.open || this.driver.inTransaction) return false;
-    this.driver.prepare("PRAGMA wal_checkpoint(PASSIVE)").get();
+    // TRUNCATE: the WAL starts over from an empty file (so its size tells the frames in use).
+    // Between its transactions the writer holds no lock and the thread is held off
+    // (Checkpointer.whileHeld), so only a reader or another process can be in the way: it waits
+    // at most CATCH_UP_WAIT_MS for them (never the connection's 30 s).
+    // It runs after the caller's commit succeeded: a checkpoint that fails (busy, another
+    // process restarting the WAL at the same moment) must not turn that into an error.
+    this.run(`PRAGMA busy_timeout = ${CATCH_UP_WAIT_MS}`);
+    try {
+      this.driver.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get();
+    } catch {
+      // Tried again once the WAL has grown further.
+    } finally {
+      this.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
     return true;
   };
 

@@ -129,24 +129,24 @@ export class WalKeeper {
     for (const path of [...this.kept.keys()]) this.drop(path);
   }
 
-  /** Checkpoints one database; true when its connection can be closed. */
+  /**
+   * Checkpoints one database; true when its connection can be closed. While its writer is busy
+   * only PASSIVE: a RESTART must take the write lock, which a writer in a tight loop retakes
+   * between the busy handler's polls, and while it waits it holds the checkpoint lock that the
+   * writer's own catch-up (wal-signal.ts) needs. So the writer restarts the WAL itself, between
+   * its transactions, with only the frames since the last pass here left to copy; this thread
+   * cuts a grown file back once the writer has gone quiet.
+   */
   private keep(path: string, kept: Kept, now: number): boolean {
     const passive = kept.passive.get();
-    const frames = passive?.log ?? 0;
-    // A file grown past twice the bound (behind a reader, or by the caller's backstop) is cut
-    // back even when its frames are few: the journal limit alone would leave it at 64 MiB.
-    const shrink = walFileBytes(path) > 2 * this.restartFrom;
-    const due = frames * kept.frameBytes >= this.restartFrom || shrink;
-    if (due && now >= kept.restartAfter) {
-      // A second pass takes the frames written during the first: the catch-up, which keeps
-      // writers waiting while it runs, then has only the last few to copy.
-      kept.passive.get();
-      const caughtUp = (shrink ? kept.truncate : kept.restart).get();
-      kept.refusals = caughtUp?.busy === 0 ? 0 : kept.refusals + 1;
+    const caughtUp =
+      passive !== undefined && passive.busy === 0 && passive.log === passive.checkpointed;
+    if (caughtUp && walFileBytes(path) > this.restartFrom && now >= kept.restartAfter) {
+      const cut = kept.truncate.get();
+      kept.refusals = cut?.busy === 0 ? 0 : kept.refusals + 1;
       kept.restartAfter = now + retryDelayMs(kept.refusals);
       return false;
     }
-    const clean = passive !== undefined && passive.log === passive.checkpointed;
-    return clean && now - kept.activeAt > this.idleMs;
+    return caughtUp && now - kept.activeAt > this.idleMs;
   }
 }

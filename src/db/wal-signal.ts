@@ -11,10 +11,13 @@ const ANNOUNCE_MS = 20;
  * rather than let the file pass the 64 MiB journal limit. Measured, it does not fire while the
  * thread serves (bench/wal.mjs reports `callerCatchUps`).
  */
-export const CALLER_CATCH_UP_BYTES = 40 * 1024 * 1024;
+export const CALLER_CATCH_UP_BYTES = 24 * 1024 * 1024;
 
-/** How much the file must have grown since the last catch-up before the next one. */
-const CATCH_UP_GROWTH_BYTES = 4 * 1024 * 1024;
+/** After a catch-up that could not truncate the WAL, how much it must grow before the next. */
+const RETRY_GROWTH_BYTES = 4 * 1024 * 1024;
+
+/** The longest a writer waits for the thread's round in progress before its own catch-up. */
+const CATCH_UP_WAIT_MS = 5;
 
 /** Checkpoints the backstop ran on callers' threads, for the benchmark and diagnostics. */
 export const callerCatchUps = { count: 0, longestMs: 0 };
@@ -36,8 +39,8 @@ export class WalSignal {
   private timer: NodeJS.Timeout | null = null;
   /** A backstop catch-up found the caller inside a transaction: run it after the commit. */
   private owed = false;
-  /** The -wal file's size at the last catch-up (0: none yet). */
-  private sizeAtCatchUp = 0;
+  /** The -wal size after a catch-up that could not truncate it (0: the last one did). */
+  private refusedAt = 0;
 
   constructor(
     private readonly checkpointer: Checkpointer,
@@ -74,17 +77,19 @@ export class WalSignal {
   }
 
   private guard(): void {
-    const wal = statSync(`${this.path}-wal`, { throwIfNoEntry: false });
+    // The file's size, never its contents: opening and closing the -shm (or the database) from
+    // here would drop SQLite's POSIX locks on it for the whole process. The catch-up truncates
+    // the file, so its size is the frames in use; one that cannot (a reader holds the WAL) is
+    // tried again once the file has grown by a step.
+    const size = statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
     this.owed = false;
-    if (wal === undefined || wal.size < CALLER_CATCH_UP_BYTES) return;
-    // After a restart the file keeps its size while new frames fill it from the start: only a
-    // file that grew since the last catch-up holds that many frames.
-    if (wal.size < this.sizeAtCatchUp) this.sizeAtCatchUp = 0; // truncated since
-    if (wal.size < this.sizeAtCatchUp + CATCH_UP_GROWTH_BYTES) return;
-    this.sizeAtCatchUp = wal.size;
+    if (size < Math.max(CALLER_CATCH_UP_BYTES, this.refusedAt + RETRY_GROWTH_BYTES)) return;
     const started = performance.now();
-    this.owed = !this.hooks.catchUp();
-    if (this.owed) return;
+    const done = this.checkpointer.whileHeld(CATCH_UP_WAIT_MS, this.hooks.catchUp);
+    this.owed = done === false;
+    if (done !== true) return;
+    const after = statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+    this.refusedAt = after >= CALLER_CATCH_UP_BYTES ? after : 0;
     const ms = performance.now() - started;
     callerCatchUps.count++;
     callerCatchUps.longestMs = Math.max(callerCatchUps.longestMs, ms);
