@@ -19,7 +19,7 @@ const CJK_RUN = new RegExp(`${CJK}+`, "gu");
  * microsecond per text, most texts have no CJK at all, and ASCII is already in NFC. MAYBE_CJK
  * covers every block the scripts use (a superset: the exact test follows).
  */
-const MAYBE_NOT_NFC_OR_CJK = /[^\u0000-\u007f]/;
+const MAYBE_NOT_NFC_OR_CJK = /[\u0080-\uffff]/;
 const MAYBE_CJK =
   /[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff00-\uffef]|[\ud840-\ud8bf][\udc00-\udfff]|\ud82c[\udc00-\udcff]/;
 
