@@ -2,25 +2,22 @@ import { statSync } from "node:fs";
 import type { DriverFactory, SqlDriver, SqlStatement } from "./driver.js";
 
 /**
- * Past this many bytes of WAL frames a checkpoint must catch up. Under a continuous writer a
- * PASSIVE checkpoint never does (each one stops at the snapshot it started from, and the writer
- * has added frames meanwhile), and SQLite restarts the WAL only after one that did: PASSIVE
- * checkpoints alone let the WAL reach 1 GB in 100k appends. Half of the 64 MiB journal limit
- * leaves room for the frames written while the catch-up waits for the write lock.
+ * A -wal file larger than this is truncated once its writer is quiet (every frame copied). While
+ * the writer writes, the writer itself keeps the WAL bounded (wal-signal.ts).
  */
 export const RESTART_FROM_BYTES = 16 * 1024 * 1024;
 
 /**
- * A refused catch-up is retried at once the first few times (a busy writer took the lock between
- * the busy handler's polls), then after a doubling pause from 250 ms up to 2 s: a reader holding
- * its snapshot refuses every attempt, and each attempt holds writers up for `CATCH_UP_BUSY_MS`.
+ * A refused truncation (a new write came in, or a reader holds its snapshot) is retried at once
+ * the first few times, then after a doubling pause from 250 ms up to 2 s: each attempt holds
+ * writers up for at most `CATCH_UP_BUSY_MS`.
  */
 function retryDelayMs(refusals: number): number {
   return refusals <= 3 ? 0 : Math.min(2000, 250 * 2 ** (refusals - 4));
 }
 
 /**
- * How long a catch-up waits for the write lock, then for readers to leave the WAL. It holds the
+ * How long a truncation waits for the write lock, then for readers to leave the WAL. It holds the
  * write lock while it waits for readers, so this is also the longest a writer can be held up.
  */
 const CATCH_UP_BUSY_MS = 20;
@@ -35,7 +32,6 @@ interface Kept {
   readonly driver: SqlDriver;
   readonly frameBytes: number;
   readonly passive: SqlStatement<CheckpointRow>;
-  readonly restart: SqlStatement<CheckpointRow>;
   readonly truncate: SqlStatement<CheckpointRow>;
   activeAt: number;
   restartAfter: number;
@@ -58,9 +54,9 @@ function walFileBytes(path: string): number {
 
 /**
  * Keeps the WAL of the databases it is told about small: a connection of its own to each one
- * written recently, a PASSIVE checkpoint on every `tick`, and a catch-up (RESTART, or TRUNCATE
- * when the file has grown past twice the bound, e.g. behind a long reader) when the WAL passes
- * the bound. Runs on the checkpointer thread; it has no other state than its connections.
+ * written recently, a PASSIVE checkpoint on every `tick`, and a TRUNCATE of a file grown past the
+ * bound once its writer is quiet. Runs on the checkpointer thread; it has no other state than its
+ * connections.
  */
 export class WalKeeper {
   private readonly kept = new Map<string, Kept>();
@@ -94,7 +90,6 @@ export class WalKeeper {
         driver,
         frameBytes: (page?.page_size ?? 4096) + 24,
         passive: checkpoint("PASSIVE"),
-        restart: checkpoint("RESTART"),
         truncate: checkpoint("TRUNCATE"),
         activeAt: now,
         restartAfter: 0,

@@ -6,10 +6,12 @@ import type { DriverName, SqlStatement } from "./driver.js";
 const ANNOUNCE_MS = 20;
 
 /**
- * The backstop: a WAL file this large means the thread is not keeping up (still starting, starved
- * of CPU on a loaded machine, or gone), so the writer catches up itself, between its transactions,
- * rather than let the file pass the 64 MiB journal limit. Measured, it does not fire while the
- * thread serves (bench/wal.mjs reports `callerCatchUps`).
+ * Past this -wal size the writer truncates the WAL itself, between its transactions. Under a
+ * continuous writer nothing else can: the thread's PASSIVE rounds never catch up (each stops at
+ * the frames that existed when it started, and SQLite restarts the WAL only after one that did),
+ * and a RESTART from the thread needs the write lock, which a writer in a tight loop takes back
+ * between the busy handler's polls. The thread's rounds leave only the last few milliseconds of
+ * frames for this catch-up to copy. bench/wal.mjs and the benches report `callerCatchUps`.
  */
 export const CALLER_CATCH_UP_BYTES = 24 * 1024 * 1024;
 
