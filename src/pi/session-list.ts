@@ -57,14 +57,14 @@ function toInfo(
   agent: AgentState,
   sessionId: string,
   summary: SessionSummary,
-  updatedAt: number,
+  updatedAt: () => number,
 ): SessionInfo {
   const created = Date.parse(summary.created);
   const modified =
     summary.lastActivity !== undefined && summary.lastActivity > 0
       ? summary.lastActivity
       : Number.isNaN(created)
-        ? updatedAt
+        ? updatedAt()
         : created;
   const info: SessionInfo = {
     path: sessionId,
@@ -93,10 +93,14 @@ function toInfo(
 export function listSessions(agent: AgentState, cwd?: string): SessionInfo[] {
   const known = summaries(agent);
   const infos: SessionInfo[] = [];
-  for (const scope of agent.transcripts.listScopes(100_000)) {
-    const summary = known.get(scope.sessionId) ?? summarizeStored(agent, scope.sessionId);
+  // The ids alone, in no order (sorted below by pi's own times): reading each session's last
+  // event for its recency cost more than the rest of the list.
+  for (const sessionId of agent.transcripts.sessionIds()) {
+    const summary = known.get(sessionId) ?? summarizeStored(agent, sessionId);
     if (summary === undefined || (cwd !== undefined && summary.cwd !== cwd)) continue;
-    infos.push(toInfo(agent, scope.sessionId, summary, scope.updatedAt));
+    infos.push(
+      toInfo(agent, sessionId, summary, () => agent.branches.session(sessionId).updatedAt),
+    );
   }
   return infos.sort(
     (a, b) => b.modified.getTime() - a.modified.getTime() || a.id.localeCompare(b.id),

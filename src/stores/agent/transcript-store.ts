@@ -162,6 +162,7 @@ export class TranscriptStore {
   private readonly selectBlob: SqlStatement<{ data: Uint8Array }>;
   private readonly deleteOrphanBlobs: SqlStatement;
   private readonly selectScopes: SqlStatement<SessionTailRow>;
+  private readonly selectIds: SqlStatement<{ session_id: string }>;
   private readonly selectByKey: SqlStatement<EventRow>;
   private readonly selectById: SqlStatement<EventRow>;
   private readonly selectByIds: SqlStatement<EventRow>;
@@ -204,6 +205,7 @@ export class TranscriptStore {
     this.selectScopes = db.prepare(
       `${SESSION_WITH_TAIL} ORDER BY active_at DESC, s.session_id LIMIT ?`,
     );
+    this.selectIds = db.prepare("SELECT session_id FROM sessions");
     this.deleteOrphanBlobs = db.prepare(
       `DELETE FROM transcript_blobs WHERE NOT EXISTS
          (SELECT 1 FROM transcript_blob_refs r WHERE r.sha256 = transcript_blobs.sha256)`,
@@ -328,6 +330,11 @@ export class TranscriptStore {
       updatedAt: row.active_at,
       eventCount: row.last_seq,
     }));
+  }
+
+  /** The id of every session, in no particular order: no session's tail is read. */
+  sessionIds(): string[] {
+    return this.selectIds.all().map((row) => row.session_id);
   }
 
   /** Deletes blobs no event refers to any more (after sessions were deleted). */
