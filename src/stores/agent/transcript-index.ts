@@ -36,8 +36,12 @@ export class TranscriptIndex {
    * it decides when to index, and indexPending reads the real mark in its transaction.
    */
   private seenMark: number | undefined;
-  /** Events this connection appended and has not indexed yet, by id: indexed without a re-read. */
-  private readonly fresh = new Map<number, TranscriptEvent>();
+  /**
+   * The indexed text of events this connection appended and has not indexed yet, by id: indexed
+   * (or matched by a search) without reading and parsing their rows again. Text, not the event:
+   * the caller owns the event object it gets back and may change it.
+   */
+  private readonly fresh = new Map<number, string>();
   /** `db.rollbacks` when `fresh` was started: a rollback since may have undone its rows. */
   private freshSince = 0;
   private readonly insertText: SqlStatement;
@@ -84,7 +88,13 @@ export class TranscriptIndex {
    */
   noteAppended(id: number, event: TranscriptEvent): void {
     this.dropIfRolledBack();
-    this.fresh.set(id, event);
+    this.fresh.set(id, indexedText(event));
+  }
+
+  /** The indexed text of an event this connection appended and has not indexed yet. */
+  heldText(id: number): string | undefined {
+    this.dropIfRolledBack();
+    return this.fresh.get(id);
   }
 
   private dropIfRolledBack(): void {
@@ -111,9 +121,9 @@ export class TranscriptIndex {
         const count = Math.min(CATCH_UP_BATCH, limit - read);
         const ids = this.selectPendingIds.all(mark, count);
         if (ids.length === 0) break;
-        const events = this.pendingEvents(mark, ids, count);
+        const texts = this.pendingTexts(mark, ids, count);
         for (const row of ids) {
-          const text = indexedText(events.get(row.id) as TranscriptEvent);
+          const text = texts.get(row.id) ?? "";
           if (text !== "") this.insertText.run(row.id, text);
         }
         read += ids.length;
@@ -126,25 +136,27 @@ export class TranscriptIndex {
     });
   }
 
-  /** The events of `ids`: this connection's own from memory, the rest parsed from their rows. */
-  private pendingEvents(
+  /** The indexed texts of `ids`: this connection's own from memory, the rest from their rows. */
+  private pendingTexts(
     mark: number,
     ids: readonly { id: number }[],
     count: number,
-  ): Map<number, TranscriptEvent> {
-    const events = new Map<number, TranscriptEvent>();
+  ): Map<number, string> {
+    const texts = new Map<number, string>();
     this.dropIfRolledBack();
     for (const { id } of ids) {
-      const event = this.fresh.get(id);
-      if (event !== undefined) events.set(id, event);
+      const text = this.fresh.get(id);
+      if (text !== undefined) texts.set(id, text);
     }
-    if (events.size < ids.length) {
+    if (texts.size < ids.length) {
       // Fetched in slices too: a statement still stepping would block the inserts.
       for (const row of this.selectPending.all(mark, count)) {
-        if (!events.has(row.id)) events.set(row.id, JSON.parse(row.event_json) as TranscriptEvent);
+        if (!texts.has(row.id)) {
+          texts.set(row.id, indexedText(JSON.parse(row.event_json) as TranscriptEvent));
+        }
       }
     }
-    return events;
+    return texts;
   }
 
   /**

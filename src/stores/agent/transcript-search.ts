@@ -38,6 +38,12 @@ interface HitRow {
   score: number;
 }
 
+interface PendingRow {
+  id: number;
+  session_id: string;
+  seq: number;
+}
+
 /**
  * Full-text search over message text, tool results and summaries (FTS5, bm25 ranking). Any user
  * string is safe: it is reduced to quoted words before it reaches MATCH.
@@ -51,8 +57,9 @@ export class TranscriptSearch {
   private readonly index: TranscriptIndex;
   private readonly all: SqlStatement<HitRow>;
   private readonly inSession: SqlStatement<HitRow>;
-  private readonly pendingAll: SqlStatement<HitRow & { id: number }>;
-  private readonly pendingInSession: SqlStatement<HitRow & { id: number }>;
+  private readonly pendingAll: SqlStatement<PendingRow>;
+  private readonly pendingInSession: SqlStatement<PendingRow>;
+  private readonly selectJson: SqlStatement<{ event_json: string }>;
 
   constructor(
     private readonly db: Database,
@@ -78,11 +85,12 @@ export class TranscriptSearch {
        JOIN sessions s ON s.session_no = e.session_no
        WHERE transcript_fts MATCH ? AND s.session_id = ? ORDER BY score LIMIT ?`,
     );
-    const pending = `SELECT e.id, s.session_id, e.seq, e.event_json, 0 AS score
+    const pending = `SELECT e.id, s.session_id, e.seq
       FROM transcript_events e JOIN sessions s ON s.session_no = e.session_no
       WHERE e.id > ?`;
     this.pendingAll = db.prepare(pending);
     this.pendingInSession = db.prepare(`${pending} AND s.session_id = ?`);
+    this.selectJson = db.prepare("SELECT event_json FROM transcript_events WHERE id = ?");
   }
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
@@ -93,6 +101,8 @@ export class TranscriptSearch {
     }
     const match = toFtsQuery(query);
     if (match === null) return [];
+    // A writer indexes what is pending first, so new events are ranked by the same bm25 as the
+    // rest; a read-only connection cannot, and matches them itself.
     const rows = this.db.readonly
       ? this.db.snapshot(() =>
           this.withPending(this.matchIndexed(match, sessionId, limit), match, sessionId, limit),
@@ -130,11 +140,16 @@ export class TranscriptSearch {
         ? this.pendingAll.all(mark)
         : this.pendingInSession.all(mark, sessionId);
     if (pending.length === 0) return indexed;
-    const texts = pending.map((row) => indexedText(JSON.parse(row.event_json) as TranscriptEvent));
+    const json = (id: number) => this.selectJson.get(id)?.event_json ?? "{}";
+    const texts = pending.map(
+      (row) => this.index.heldText(row.id) ?? indexedText(JSON.parse(json(row.id))),
+    );
     const scores = scoreDocuments(texts, match);
+    // Only the hits' rows are read (again) for their snippets.
     const found = pending.flatMap((row, i) => {
       const score = scores[i];
-      return score === null || score === undefined ? [] : [{ ...row, score }];
+      if (score === null || score === undefined) return [];
+      return [{ session_id: row.session_id, seq: row.seq, event_json: json(row.id), score }];
     });
     return [...indexed, ...found].sort((a, b) => a.score - b.score).slice(0, limit);
   }
