@@ -133,8 +133,8 @@ export class FactStore {
   ) {
     this.clock = checkOptions(options, ["clock"], "FactStore").clock ?? Date.now;
     this.selectEvent = db.prepare(
-      `SELECT 1 FROM transcript_events WHERE event_id = ?2
-         AND session_no = (SELECT session_no FROM sessions WHERE session_id = ?1)`,
+      `SELECT 1 FROM transcript_events
+       WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?) AND event_id = ?`,
     );
     this.selectTopic = db.prepare("SELECT 1 FROM topics WHERE topic_id = ?");
     this.selectByKey = db.prepare(`${SELECT_TAGGED_FACT} WHERE f.scope = ? AND f.key = ?`);

@@ -59,8 +59,8 @@ export class TopicStore {
     this.clock = checkOptions(options, ["clock"], "TopicStore").clock ?? Date.now;
     this.selectSession = db.prepare("SELECT 1 FROM sessions WHERE session_id = ?");
     this.selectEvent = db.prepare(
-      `SELECT 1 FROM transcript_events WHERE event_id = ?2
-         AND session_no = (SELECT session_no FROM sessions WHERE session_id = ?1)`,
+      `SELECT 1 FROM transcript_events
+       WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?) AND event_id = ?`,
     );
     this.insertRow = db.prepare(
       `INSERT INTO topics (${TOPIC_COLUMNS.join(", ")})
