@@ -2,7 +2,7 @@ import type { Database } from "../../db/database.js";
 import { StateError } from "../../db/errors.js";
 import { renderRecall, selectRecalled } from "../../memory/recall.js";
 import type { RecallResult, SessionState, Topic } from "../../memory/types.js";
-import { checkOptions, checkText } from "../global/checks.js";
+import { checkOptions, checkText } from "../checks.js";
 import type { ContextSnapshotStore } from "./context-snapshot-store.js";
 import type { FactStore } from "./fact-store.js";
 import type { MemoryStateStore } from "./memory-state-store.js";

@@ -4,7 +4,7 @@ import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
 import type { ContextSnapshot } from "../../memory/types.js";
-import { type Clock, checkLimit, checkOptions, checkText } from "../global/checks.js";
+import { type Clock, checkLimit, checkOptions, checkText } from "../checks.js";
 import { checkSessionId } from "./ids.js";
 import { checkBody, notFound } from "./memory-checks.js";
 

@@ -7,7 +7,7 @@ import {
   RECALL_POLICIES,
 } from "../../memory/taxonomy.js";
 import type { Fact, FactSource, FactVersion } from "../../memory/types.js";
-import { checkStored, decodeJson } from "../global/checks.js";
+import { checkStored, decodeJson } from "../checks.js";
 
 /** Row shapes of the fact tables, checked against the committed schema by a test. */
 export type FactRow = {

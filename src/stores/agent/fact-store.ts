@@ -14,7 +14,7 @@ import {
 } from "../../memory/taxonomy.js";
 import type { Fact, FactSource, FactVersion } from "../../memory/types.js";
 import { searchTerms } from "../../transcript/fts-query.js";
-import { type Clock, checkLimit, checkOptions, checkText } from "../global/checks.js";
+import { type Clock, checkLimit, checkOptions, checkText } from "../checks.js";
 import {
   FACT_COLUMNS,
   type FactHistoryRow,

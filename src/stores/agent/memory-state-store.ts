@@ -3,7 +3,7 @@ import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
 import type { SessionState } from "../../memory/types.js";
-import { type Clock, checkOptions, checkText, optionalTime } from "../global/checks.js";
+import { type Clock, checkOptions, checkText, optionalTime } from "../checks.js";
 import { checkSessionId } from "./ids.js";
 import { COMPACTION_LINEAGE, notFound } from "./memory-checks.js";
 

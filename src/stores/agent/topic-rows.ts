@@ -6,7 +6,7 @@ import {
   type TopicStatus,
 } from "../../memory/taxonomy.js";
 import type { Topic, TopicMember } from "../../memory/types.js";
-import { checkStored, checkText, decodeJson } from "../global/checks.js";
+import { checkStored, checkText, decodeJson } from "../checks.js";
 import { checkBody, checkLines } from "./memory-checks.js";
 
 // Row shapes of the topic tables (checked against the committed schema by a test), the inputs

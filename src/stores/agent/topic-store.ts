@@ -4,7 +4,7 @@ import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
 import { checkEnum, TOPIC_STATUSES } from "../../memory/taxonomy.js";
 import type { Topic, TopicMember } from "../../memory/types.js";
-import { type Clock, checkLimit, checkOptions, checkText } from "../global/checks.js";
+import { type Clock, checkLimit, checkOptions, checkText } from "../checks.js";
 import { checkSessionId } from "./ids.js";
 import { COMPACTION_LINEAGE, checkBody, checkUnit, notFound } from "./memory-checks.js";
 import {

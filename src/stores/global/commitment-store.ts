@@ -12,7 +12,7 @@ import {
   checkTime,
   decodeJson,
   encodeRecord,
-} from "./checks.js";
+} from "../checks.js";
 import { checkStatus } from "./task-states.js";
 
 export const COMMITMENT_STATUSES = ["pending", "snoozed", "sent", "dismissed", "expired"] as const;

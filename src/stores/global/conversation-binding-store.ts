@@ -12,7 +12,7 @@ import {
   expiryOf,
   optionalText,
   optionalTime,
-} from "./checks.js";
+} from "../checks.js";
 
 interface ConversationBindingRow {
   binding_key: string;

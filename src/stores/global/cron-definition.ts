@@ -10,7 +10,7 @@ import {
   isPlainObject,
   optionalText,
   optionalTime,
-} from "./checks.js";
+} from "../checks.js";
 import {
   type CronJobDefinition,
   type CronRunStatus,

@@ -1,6 +1,6 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import { checkInteger, checkLimit, checkOptions, checkText, encodeRecord } from "./checks.js";
+import { checkInteger, checkLimit, checkOptions, checkText, encodeRecord } from "../checks.js";
 import { type CronRunInput, checkRun } from "./cron-definition.js";
 import { type CronRunLog, type CronRunLogRow, runFromRow } from "./cron-rows.js";
 

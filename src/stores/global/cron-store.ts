@@ -11,7 +11,7 @@ import {
   checkText,
   isPlainObject,
   optionalText,
-} from "./checks.js";
+} from "../checks.js";
 import {
   type CronJobPatch,
   type CronRunInput,

@@ -12,7 +12,7 @@ import {
   optionalErrorText,
   optionalText,
   optionalTime,
-} from "./checks.js";
+} from "../checks.js";
 
 /** The queues the gateway uses; any other name works too. */
 export const OUTBOUND_DELIVERY_QUEUE = "outbound-delivery";

@@ -9,7 +9,7 @@ import {
   checkOptions,
   checkText,
   errorText,
-} from "./checks.js";
+} from "../checks.js";
 import {
   type ClaimedDelivery,
   claimedFromRow,

@@ -1,5 +1,5 @@
 import type { Database } from "../../db/database.js";
-import { checkTime } from "./checks.js";
+import { checkTime } from "../checks.js";
 
 export interface SweepReport {
   /** Rows deleted, by table (every table with an `expires_at` column, 0 included). */

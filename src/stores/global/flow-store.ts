@@ -14,7 +14,7 @@ import {
   encodeRecord,
   optionalText,
   optionalTime,
-} from "./checks.js";
+} from "../checks.js";
 import { MAX_TASK_RECORD_BYTES, type TaskRecord } from "./task-rows.js";
 import {
   checkStatus,

@@ -11,7 +11,7 @@ import {
   checkText,
   expiryOf,
   optionalText,
-} from "./checks.js";
+} from "../checks.js";
 import { withTempFile } from "./media-temp-file.js";
 
 /** Below SQLite's default 1e9-byte value limit, and far above any channel's attachment limit. */

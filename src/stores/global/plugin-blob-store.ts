@@ -11,7 +11,7 @@ import {
   decodeJson,
   encodeRecord,
   expiryOf,
-} from "./checks.js";
+} from "../checks.js";
 import { entryAddress, type PluginStoreOptions } from "./plugin-state-store.js";
 
 /** Metadata describes the bytes (content type, origin …); it is not a second value store. */

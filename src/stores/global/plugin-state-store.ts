@@ -11,7 +11,7 @@ import {
   decodeJson,
   encodeJson,
   expiryOf,
-} from "./checks.js";
+} from "../checks.js";
 
 /** Plugin state is small structured data; bytes belong in `PluginBlobStore`. */
 export const MAX_PLUGIN_VALUE_BYTES = 256 * 1024;

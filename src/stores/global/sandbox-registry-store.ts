@@ -9,7 +9,7 @@ import {
   checkText,
   decodeJson,
   encodeRecord,
-} from "./checks.js";
+} from "../checks.js";
 
 interface SandboxRegistryRow {
   registry_kind: string;

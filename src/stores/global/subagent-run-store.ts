@@ -12,7 +12,7 @@ import {
   isPlainObject,
   optionalText,
   optionalTime,
-} from "./checks.js";
+} from "../checks.js";
 
 /** Records carry the task prompt and a frozen result text; both can be long. */
 export const MAX_SUBAGENT_RECORD_BYTES = 1024 * 1024;

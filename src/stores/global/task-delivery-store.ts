@@ -12,7 +12,7 @@ import {
   decodeJson,
   encodeJson,
   optionalTime,
-} from "./checks.js";
+} from "../checks.js";
 import { checkStatus, TASK_DELIVERY_STATUSES, type TaskDeliveryStatus } from "./task-states.js";
 
 interface TaskDeliveryRow {

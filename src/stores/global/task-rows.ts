@@ -10,7 +10,7 @@ import {
   optionalErrorText,
   optionalText,
   optionalTime,
-} from "./checks.js";
+} from "../checks.js";
 import { checkStatus, TASK_STATUSES, type TaskStatus } from "./task-states.js";
 
 export const MAX_TASK_RECORD_BYTES = 256 * 1024;

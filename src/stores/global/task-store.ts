@@ -9,7 +9,7 @@ import {
   encodeRecord,
   optionalErrorText,
   optionalTime,
-} from "./checks.js";
+} from "../checks.js";
 import { TaskDeliveryStore } from "./task-delivery-store.js";
 import {
   fromRow,

@@ -1,7 +1,7 @@
 import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import { type Clock, checkOptions, checkText } from "./checks.js";
+import { type Clock, checkOptions, checkText } from "../checks.js";
 
 interface TuiLastSessionRow {
   scope_key: string;

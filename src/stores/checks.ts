@@ -1,5 +1,5 @@
-import { StateError } from "../../db/errors.js";
-import { type JsonValue, toJson } from "../json.js";
+import { StateError } from "../db/errors.js";
+import { type JsonValue, toJson } from "./json.js";
 
 /** Where a store reads the time; tests pass a simulated clock. */
 export type Clock = () => number;
