@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { StateError } from "../db/errors.js";
 import { DIR_MODE, ensurePrivateDir } from "../db/files.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import { openStateHome, StateHome } from "../home.js";
 import type { BackupRunStore } from "../stores/global/backup-run-store.js";
 import type { JsonValue } from "../stores/json.js";
@@ -15,7 +16,7 @@ import {
   settleInterruptedBackups,
 } from "./interrupted-runs.js";
 import type { BackupManifest } from "./manifest.js";
-import { placeNewFile, rejectUnknownOptions } from "./options.js";
+import { placeNewFile } from "./options.js";
 import { SnapshotChecker } from "./snapshot-check.js";
 import { writeArchive } from "./write-archive.js";
 

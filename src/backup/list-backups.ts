@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
+import { rejectUnknownOptions } from "../db/options.js";
 import { openStateHome, StateHome } from "../home.js";
 import type { BackupRunStatus } from "../stores/global/backup-run-store.js";
-import { rejectUnknownOptions } from "./options.js";
 
 export interface BackupRunSummary {
   id: string;

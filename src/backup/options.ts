@@ -2,20 +2,6 @@ import { closeSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync } from
 import { dirname } from "node:path";
 import { StateError } from "../db/errors.js";
 
-/** Misspelled options fail loudly instead of being ignored. */
-export function rejectUnknownOptions(
-  options: object,
-  allowed: readonly string[],
-  where: string,
-): void {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`Expected ${where} options to be an object`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) throw new TypeError(`Unknown option for ${where}: ${key}`);
-  }
-}
-
 /** fsync a directory so that a rename or link in it survives a crash. Best effort where unsupported. */
 export function syncDir(path: string): void {
   let fd: number | undefined;

@@ -1,9 +1,9 @@
 import { realpathSync, rmSync } from "node:fs";
 import { join, sep } from "node:path";
+import { rejectUnknownOptions } from "../db/options.js";
 import { openStateHome, StateHome } from "../home.js";
 import { BACKUPS_DIR } from "./home-files.js";
 import { archiveSize } from "./list-backups.js";
-import { rejectUnknownOptions } from "./options.js";
 
 export interface PrunedArchive {
   id: string;

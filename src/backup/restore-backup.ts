@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { isStateError, StateError } from "../db/errors.js";
 import { refuseHeldHome } from "../db/file-holders.js";
 import { DIR_MODE, ensurePrivateDir, FILE_MODE } from "../db/files.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import {
   beginRestoreWork,
   commitRestore,
@@ -23,7 +24,7 @@ import { openStateHome, resolveHomePath, type StateHome } from "../home.js";
 import type { JsonValue } from "../stores/json.js";
 import { BACKUPS_DIR } from "./home-files.js";
 import type { BackupManifest } from "./manifest.js";
-import { rejectUnknownOptions, syncDir } from "./options.js";
+import { syncDir } from "./options.js";
 import {
   blockers,
   describePaths,

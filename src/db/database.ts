@@ -19,6 +19,7 @@ import {
   resolveJournalMode,
 } from "./filesystem.js";
 import { finishLayoutUpgrade, type UpgradeProgressListener } from "./layout-upgrade.js";
+import { rejectUnknownOptions } from "./options.js";
 import { type DatabaseRole, latestSchemaVersion, type MigrationResult, migrate } from "./schema.js";
 
 export { CONNECTION_PRAGMAS };
@@ -341,9 +342,7 @@ export class Database {
 }
 
 function validateOpenOptions(options: OpenDatabaseOptions): void {
-  for (const key of Object.keys(options)) {
-    if (!OPEN_OPTION_KEYS.has(key)) throw new TypeError(`Unknown option for openDatabase: ${key}`);
-  }
+  rejectUnknownOptions(options, OPEN_OPTION_KEYS, "openDatabase");
   if (typeof options.path !== "string" || options.path === "") {
     throw new TypeError("Expected openDatabase({ path }) to be a non-empty string");
   }

@@ -7,6 +7,7 @@ import {
   SessionManager,
 } from "@mariozechner/pi-coding-agent";
 import { StateError } from "../db/errors.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import type { AgentState } from "../home.js";
 import { checkInternals, internals, type PiInternals } from "./pi-internals.js";
 import { listSessions, mostRecentSession } from "./session-list.js";
@@ -33,10 +34,12 @@ const PiSessionManager = SessionManager as unknown as new (
 const RESUME = "agentstate:resume";
 
 function checkOptions(options: AgentStateSessionOptions): AgentStateSessionOptions {
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key))
-      throw new TypeError(`Unknown AgentStateSessionManager option: ${key}`);
-  }
+  rejectUnknownOptions(
+    options,
+    OPTION_KEYS,
+    "AgentStateSessionManager",
+    (key) => `Unknown AgentStateSessionManager option: ${key}`,
+  );
   return Object.freeze({ ...options });
 }
 

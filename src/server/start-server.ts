@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { StateError } from "../db/errors.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import { openStateHome, StateHome } from "../home.js";
 import { createApp } from "./app.js";
 import { isLoopbackHost, MIN_TOKEN_LENGTH } from "./auth.js";
@@ -40,12 +41,7 @@ function invalid(message: string): StateError {
 }
 
 function checkOptions(options: StartServerOptions) {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError("Expected an options object for startServer");
-  }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw new TypeError(`Unknown option for startServer: ${key}`);
-  }
+  rejectUnknownOptions(options, OPTION_KEYS, "startServer");
   const { host = DEFAULT_HOST, port = DEFAULT_PORT, token, write = false } = options;
   if (typeof host !== "string" || host === "") throw invalid("host must be a host name or address");
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {

@@ -1,4 +1,5 @@
 import { StateError } from "../db/errors.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import { type JsonValue, toJson } from "./json.js";
 
 /** Where a store reads the time; tests pass a simulated clock. */
@@ -15,21 +16,13 @@ function show(value: unknown): string {
   return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
 }
 
-/**
- * Rejects options the method does not know, by name: a misspelled option would otherwise be
- * ignored without a word. Returns a frozen copy, so later mutation cannot change a checked value.
- */
+/** `rejectUnknownOptions`, returning a frozen copy: later mutation cannot change a checked value. */
 export function checkOptions<T extends object>(
   options: T,
   known: readonly string[],
   where: string,
 ): T {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new TypeError(`Expected an options object for ${where}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw new TypeError(`Unknown option for ${where}: ${key}`);
-  }
+  rejectUnknownOptions(options, known, where);
   return Object.freeze({ ...options });
 }
 

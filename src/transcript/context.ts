@@ -1,4 +1,5 @@
 import { StateError } from "../db/errors.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import { isMessageEvent, type TranscriptEvent } from "./event.js";
 import { TranscriptTree } from "./tree.js";
 
@@ -55,9 +56,12 @@ function activePath(events: readonly TranscriptEvent[], leafId?: string): Transc
 }
 
 function checkOptions(options: BuildContextOptions): void {
-  for (const key of Object.keys(options)) {
-    if (key !== "leafId") throw new TypeError(`Expected options { leafId? }, got "${key}"`);
-  }
+  rejectUnknownOptions(
+    options,
+    ["leafId"],
+    "buildContext",
+    (key) => `Expected options { leafId? }, got "${key}"`,
+  );
   if (options.leafId !== undefined && typeof options.leafId !== "string") {
     throw new TypeError(`Expected leafId to be a string, got ${typeof options.leafId}`);
   }

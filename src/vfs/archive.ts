@@ -2,10 +2,10 @@ import * as fs from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { StateError } from "../db/errors.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import type { VfsStat, VirtualAgentFs } from "../stores/agent/vfs-store.js";
 import type { ByteSource } from "./chunks.js";
 import { materialize, readHostFile, removeHostTree, scanHost, writeHostFile } from "./host-tree.js";
-import { checkOptions } from "./options.js";
 import { normalizeVfsPath, vfsJoin, vfsRelative } from "./path.js";
 import { applyPlan, emptyPlan, type SyncPlan, type SyncReport } from "./sync.js";
 import { decodeTar, encodeTar, type TarMemberOut } from "./tar.js";
@@ -29,7 +29,7 @@ export interface VfsExportReport {
 }
 
 function exportBase(vfs: VirtualAgentFs, options: VfsExportOptions, where: string): VfsStat {
-  checkOptions(options, ["path"], where);
+  rejectUnknownOptions(options, ["path"], where);
   return vfs.stat(normalizeVfsPath(options.path ?? "/"));
 }
 
@@ -109,7 +109,7 @@ export function importFromDirectory(
   dir: string,
   options: VfsImportOptions = {},
 ): Promise<SyncReport> {
-  checkOptions(options, ["path", "replace"], "importFromDirectory");
+  rejectUnknownOptions(options, ["path", "replace"], "importFromDirectory");
   const plan = emptyPlan(normalizeVfsPath(options.path ?? "/"), options.replace === true);
   return stageAll(vfs, plan, async () => {
     const { entries, skipped } = scanHost(dir, plan.base);
@@ -150,7 +150,7 @@ export function importTar(
   source: ByteSource,
   options: VfsImportOptions = {},
 ): Promise<SyncReport> {
-  checkOptions(options, ["path", "replace"], "importTar");
+  rejectUnknownOptions(options, ["path", "replace"], "importTar");
   const plan = emptyPlan(normalizeVfsPath(options.path ?? "/"), options.replace === true);
   return stageAll(vfs, plan, async () => {
     for await (const member of decodeTar(source)) {

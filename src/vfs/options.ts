@@ -44,16 +44,6 @@ export function checkVfsNamespace(namespace: unknown): string {
   return namespace;
 }
 
-/** Rejects option names a method does not know, so a misspelled option never passes silently. */
-export function checkOptions(options: unknown, allowed: readonly string[], where: string): void {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`Expected an options object for ${where}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) throw new TypeError(`Unknown option for ${where}: ${key}`);
-  }
-}
-
 /** The JSON text of an entry's metadata: a small plain object, `{}` when absent. */
 export function metadataJsonOf(metadata: unknown, where: string): string {
   if (metadata === undefined) return "{}";

@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StateError } from "../db/errors.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import type { VirtualAgentFs } from "../stores/agent/vfs-store.js";
 import {
   type HostManifest,
@@ -11,7 +12,6 @@ import {
   removeHostTree,
   scanHost,
 } from "./host-tree.js";
-import { checkOptions } from "./options.js";
 import { normalizeVfsPath } from "./path.js";
 import { applyPlan, emptyPlan, type SyncPlan, type SyncReport } from "./sync.js";
 
@@ -84,7 +84,7 @@ export async function withProjection<T>(
   fn: (dir: string) => T | Promise<T>,
   options: ProjectionOptions = {},
 ): Promise<ProjectionResult<T>> {
-  checkOptions(options, ["path", "tmpRoot"], "withProjection");
+  rejectUnknownOptions(options, ["path", "tmpRoot"], "withProjection");
   const base = normalizeVfsPath(options.path ?? "/");
   const fingerprint = vfs.fingerprint(base);
   const dir = mkdtempSync(join(options.tmpRoot ?? tmpdir(), "agentstate-vfs-"));

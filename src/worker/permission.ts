@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StateError } from "../db/errors.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import { RESTORE_WORK_DIR } from "../db/pending-restore.js";
 import { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH } from "../home.js";
 import type { PreparedAgentRun } from "./prepared-run.js";
@@ -63,9 +64,7 @@ function checkPaths(paths: unknown, name: string): readonly string[] {
 }
 
 export function checkPermissionOptions(options: PermissionOptions = {}): PermissionProfile {
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw new TypeError(`Unknown option for permission: ${key}`);
-  }
+  rejectUnknownOptions(options, OPTION_KEYS, "permission");
   const { mode = "off", allowChildProcess = false } = options;
   if (mode !== "off" && mode !== "enforce") {
     throw new StateError(

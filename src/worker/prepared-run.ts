@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import { StateError } from "../db/errors.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import { validateAgentId } from "../ids.js";
 import { checkSessionId } from "../stores/agent/ids.js";
 import type { AgentRuntimeBackend } from "./backend.js";
@@ -113,11 +114,7 @@ export function isLiveBackend(value: unknown): value is AgentRuntimeBackend {
 }
 
 function checkFilesystem(options: FilesystemOptions = {}): PreparedFilesystem {
-  for (const key of Object.keys(options)) {
-    if (!["mode", "workspace", "namespace"].includes(key)) {
-      throw new TypeError(`Unknown option for filesystem: ${key}`);
-    }
-  }
+  rejectUnknownOptions(options, ["mode", "workspace", "namespace"], "filesystem");
   const { mode = "vfs-only", workspace, namespace = "scratch" } = options;
   if (!FILESYSTEM_MODES.includes(mode)) {
     throw invalid(`filesystem mode must be one of ${FILESYSTEM_MODES.join(", ")}, got ${mode}`);
@@ -179,9 +176,12 @@ export function prepareAgentRun(
   if (typeof params !== "object" || params === null) {
     throw new TypeError("Expected an AgentTurnParams object");
   }
-  for (const key of Object.keys(params)) {
-    if (!PARAM_KEYS.has(key)) throw new TypeError(`Unknown agent turn parameter: ${key}`);
-  }
+  rejectUnknownOptions(
+    params,
+    PARAM_KEYS,
+    "AgentTurnParams",
+    (key) => `Unknown agent turn parameter: ${key}`,
+  );
   if (typeof params.input !== "string") throw invalid("input must be a string");
   const liveBackend = isLiveBackend(params.backend) ? params.backend : null;
   const blockers: RunBlocker[] = [];

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { ResourceLimits } from "node:worker_threads";
 import { DRIVER_ENV } from "../db/driver-choice.js";
 import { StateError } from "../db/errors.js";
+import { rejectUnknownOptions } from "../db/options.js";
 import { openStateHome, resolveHomePath, StateHome } from "../home.js";
 import type { AgentRuntimeBackend } from "./backend.js";
 import { cancelledOutcome } from "./cancel.js";
@@ -83,9 +84,7 @@ function entryPath(given: string | URL | undefined, name: string): string | null
 }
 
 function checkOptions(options: AgentRuntimeOptions): void {
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw new TypeError(`Unknown option for createAgentRuntime: ${key}`);
-  }
+  rejectUnknownOptions(options, OPTION_KEYS, "createAgentRuntime");
   const { poolSize, cancelGraceMs } = options;
   if (poolSize !== undefined && (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 256)) {
     throw new StateError(

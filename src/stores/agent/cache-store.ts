@@ -2,8 +2,8 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import { rejectUnknownOptions } from "../../db/options.js";
 import { toBuffer } from "../../vfs/chunks.js";
-import { checkOptions } from "../../vfs/options.js";
 import { type JsonValue, toJson } from "../json.js";
 
 export const MAX_CACHE_VALUE_BYTES = 1024 * 1024;
@@ -95,7 +95,7 @@ export class CacheStore {
   private readonly deleteExpired: SqlStatement;
 
   constructor(db: Database, options: CacheStoreOptions = {}) {
-    checkOptions(options, ["clock"], "new CacheStore");
+    rejectUnknownOptions(options, ["clock"], "new CacheStore");
     this.clock = options.clock ?? Date.now;
     this.selectLive = db.prepare(
       "SELECT * FROM cache_entries WHERE scope = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
@@ -126,7 +126,7 @@ export class CacheStore {
   set<T extends JsonValue>(scope: string, key: string, entry: CacheSet<T>): CacheEntry<T> {
     checkName("scope", scope, MAX_SCOPE_LENGTH);
     checkName("key", key, MAX_KEY_LENGTH);
-    checkOptions(entry, ["value", "data", "ttlMs", "expiresAt"], "cache.set");
+    rejectUnknownOptions(entry, ["value", "data", "ttlMs", "expiresAt"], "cache.set");
     if (entry.value === undefined && entry.data === undefined) {
       throw new StateError(
         "E_INVALID_ARGUMENT",

@@ -2,6 +2,7 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import { rejectUnknownOptions } from "../../db/options.js";
 import { type JsonValue, toJson } from "../json.js";
 import { prefixUpperBound } from "../kv-store.js";
 
@@ -178,15 +179,6 @@ function fromRow(row: SessionEntryRow): SessionEntry {
   };
 }
 
-function rejectUnknownOptions(options: object, known: Set<string>, method: string): void {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`Expected an options object for SessionStore.${method}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new TypeError(`Unknown option for SessionStore.${method}: ${key}`);
-  }
-}
-
 function checkInteger(name: string, value: unknown, min: number, max: number): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
     throw new StateError(
@@ -198,7 +190,7 @@ function checkInteger(name: string, value: unknown, min: number, max: number): n
 }
 
 function checkPatchOptions(options: PatchOptions) {
-  rejectUnknownOptions(options, PATCH_OPTION_KEYS, "patch");
+  rejectUnknownOptions(options, PATCH_OPTION_KEYS, "SessionStore.patch");
   const { expectedVersion, maxAttempts = 8 } = options;
   return {
     expectedVersion:
@@ -265,7 +257,7 @@ function decodeCursor(cursor: unknown): readonly [number, string] {
 }
 
 function checkListOptions(options: SessionListOptions) {
-  rejectUnknownOptions(options, LIST_OPTION_KEYS, "list");
+  rejectUnknownOptions(options, LIST_OPTION_KEYS, "SessionStore.list");
   const { prefix = "", updatedSince, limit = 100, cursor } = options;
   if (typeof prefix !== "string" || LONE_SURROGATE.test(prefix)) {
     throw new StateError("E_INVALID_ARGUMENT", `invalid session key prefix ${showKey(prefix)}`);

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { isStateError, StateError } from "../../db/errors.js";
+import { rejectUnknownOptions } from "../../db/options.js";
 import { BLOB_REF_PREFIX, encodeForStorage, restoreInlineBlobs } from "../../transcript/blobs.js";
 import { parentIdOf, type TranscriptEvent } from "../../transcript/event.js";
 import { encodeEvent } from "../../transcript/jsonl-codec.js";
@@ -572,8 +573,11 @@ export class TranscriptStore {
   }
 
   private checkAppendOptions(options: object): void {
-    for (const key of Object.keys(options)) {
-      if (!APPEND_OPTION_KEYS.has(key)) throw new TypeError(`Unknown append option: ${key}`);
-    }
+    rejectUnknownOptions(
+      options,
+      APPEND_OPTION_KEYS,
+      "append",
+      (key) => `Unknown append option: ${key}`,
+    );
   }
 }

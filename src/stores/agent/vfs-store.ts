@@ -1,11 +1,11 @@
 import { Readable } from "node:stream";
 import type { Database } from "../../db/database.js";
+import { rejectUnknownOptions } from "../../db/options.js";
 import { type ByteSource, toBuffer } from "../../vfs/chunks.js";
 import { StagedFile, VfsContent } from "../../vfs/content.js";
 import { vfsErrnoOf } from "../../vfs/errors.js";
 import {
   type CopyOptions,
-  checkOptions,
   checkVfsNamespace,
   DEFAULT_VFS_NAMESPACE,
   type MkdirOptions,
@@ -79,7 +79,7 @@ export class VirtualAgentFs {
     source: ByteSource,
     options: WriteFileOptions = {},
   ): Promise<VfsStat> {
-    checkOptions(options, WRITE_OPTIONS, "vfs.writeFileStream");
+    rejectUnknownOptions(options, WRITE_OPTIONS, "vfs.writeFileStream");
     const target = this.at.filePath(path, "writeFile");
     metadataJsonOf(options.metadata, `vfs.writeFile ${target}`);
     const staged = await this.stage(source);
@@ -144,7 +144,7 @@ export class VirtualAgentFs {
 
   /** Creates a directory; by default also its parents, and an existing directory is fine. */
   mkdir(path: string, options: MkdirOptions = {}): VfsStat {
-    checkOptions(options, ["recursive"], "vfs.mkdir");
+    rejectUnknownOptions(options, ["recursive"], "vfs.mkdir");
     const target = parseVfsPath(path).path;
     const op = { op: "mkdir", path: target };
     return this.db.tx(() => {
@@ -218,7 +218,7 @@ export class VirtualAgentFs {
 
   /** Removes a file, or a directory with `recursive`; returns how many entries went. */
   rm(path: string, options: RmOptions = {}): number {
-    checkOptions(options, ["recursive", "force"], "vfs.rm");
+    rejectUnknownOptions(options, ["recursive", "force"], "vfs.rm");
     const target = this.at.notRoot(path, "rm");
     const op = { op: "rm", path: target.path };
     return this.db.tx(() => {
@@ -246,7 +246,7 @@ export class VirtualAgentFs {
    * over a file). Bytes are copied inside SQLite, never through JavaScript.
    */
   copy(from: string, to: string, options: CopyOptions = {}): VfsStat {
-    checkOptions(options, ["overwrite"], "vfs.copy");
+    rejectUnknownOptions(options, ["overwrite"], "vfs.copy");
     const source = this.at.notRoot(from, "copy");
     const dest = this.at.notRoot(to, "copy");
     const op = { op: "copy", path: source.path, dest: dest.path };
@@ -286,7 +286,7 @@ export class VirtualAgentFs {
     where: string,
     file: FileWrite,
   ): VfsStat {
-    checkOptions(options, WRITE_OPTIONS, where);
+    rejectUnknownOptions(options, WRITE_OPTIONS, where);
     const target = this.at.filePath(path, "writeFile");
     const metadataJson = metadataJsonOf(options.metadata, `${where} ${target}`);
     const createdAt = Date.now();
