@@ -1,13 +1,12 @@
 import type { Context } from "hono";
 import { type ZodType, z } from "zod";
-import { validateAgentId } from "../ids.js";
+import { checkEventId, checkSessionId, validateAgentId } from "../ids.js";
 import { ApiError, badRequest } from "./errors.js";
 
 // Every parameter is checked here before it reaches a store: ids and keys by the same rules the
 // stores apply (so a request can never name a path or smuggle SQL, which is bound anyway), numbers
 // as bounded decimal digits (so 1e400, -1, 0x10 and 99999999999999999999 are 400s, not NaN).
 
-const MAX_SESSION_ID = 200;
 const MAX_SESSION_KEY = 512;
 const MAX_TEXT = 1000;
 const MAX_MESSAGE = 200;
@@ -21,24 +20,31 @@ function isPrintable(value: string): boolean {
   return !/\p{Surrogate}/u.test(value);
 }
 
-function isAgentId(value: string): boolean {
-  try {
-    validateAgentId(value);
-    return true;
-  } catch {
-    return false;
-  }
+/** A zod refinement from one of the id validators the stores apply: one rule set, not two. */
+function passes(check: (value: string) => unknown): (value: string) => boolean {
+  return (value) => {
+    try {
+      check(value);
+      return true;
+    } catch {
+      return false;
+    }
+  };
 }
 
 export const agentId = z
   .string()
-  .refine(isAgentId, "must be 1 to 64 letters, digits, '_', '-' or '.', with no '..'");
+  .refine(
+    passes(validateAgentId),
+    "must be 1 to 64 letters, digits, '_', '-' or '.', with no '..'",
+  );
 export const sessionId = z
   .string()
-  .min(1)
-  .max(MAX_SESSION_ID)
-  .refine(isPrintable, "must be printable text");
-export const eventId = sessionId;
+  .refine(passes(checkSessionId), "must be 1 to 200 printable characters, not '.' or '..'");
+export const eventId = z.string().refine(
+  passes((id) => checkEventId(id, "")),
+  "must be 1 to 200 printable characters",
+);
 export const sessionKey = z
   .string()
   .min(1)

@@ -2,6 +2,7 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import { checkPrintableId } from "../../ids.js";
 import { toBuffer } from "../../vfs/chunks.js";
 import { metadataJsonOf, type VfsMetadata } from "../../vfs/options.js";
 import { descendantRange, normalizeVfsPath, VFS_ROOT } from "../../vfs/path.js";
@@ -78,19 +79,7 @@ interface InfoRow {
 }
 
 function checkId(what: string, value: unknown): string {
-  let printable = typeof value === "string" && value.length > 0 && value.length <= MAX_ID_LENGTH;
-  for (let i = 0; printable && i < (value as string).length; i++) {
-    const code = (value as string).charCodeAt(i);
-    printable = code >= 0x20 && code !== 0x7f;
-  }
-  if (!printable) {
-    throw new StateError(
-      "E_INVALID_ID",
-      `${what} must be 1 to ${MAX_ID_LENGTH} printable characters, got ${JSON.stringify(value)?.slice(0, 80)}`,
-      { details: { [what.replace(/ (\w)/, (_, c: string) => c.toUpperCase())]: value } },
-    );
-  }
-  return value as string;
+  return checkPrintableId(what, value, "", MAX_ID_LENGTH);
 }
 
 function infoOf(row: InfoRow): ArtifactInfo {

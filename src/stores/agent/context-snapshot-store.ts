@@ -3,9 +3,9 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import { checkSessionId } from "../../ids.js";
 import type { ContextSnapshot } from "../../memory/types.js";
 import { type Clock, checkLimit, checkOptions, checkText } from "../checks.js";
-import { checkSessionId } from "./ids.js";
 import { checkBody, notFound } from "./memory-checks.js";
 
 export const MAX_CONTEXT_SNAPSHOT_BYTES = 1024 * 1024;

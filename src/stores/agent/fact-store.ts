@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
+import { checkSessionId } from "../../ids.js";
 import { checkSecretRef } from "../../memory/secret-ref.js";
 import {
   checkEnum,
@@ -25,7 +26,6 @@ import {
   searchTextOf,
   type TaggedFactRow,
 } from "./fact-rows.js";
-import { checkSessionId } from "./ids.js";
 import { checkBody, checkUnit, notFound } from "./memory-checks.js";
 
 export const MAX_FACT_SCOPE = 256;

@@ -2,9 +2,9 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import { checkSessionId } from "../../ids.js";
 import type { SessionState } from "../../memory/types.js";
 import { type Clock, checkOptions, checkText, optionalTime } from "../checks.js";
-import { checkSessionId } from "./ids.js";
 import { COMPACTION_LINEAGE, notFound } from "./memory-checks.js";
 
 type SessionStateRow = {

@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import { checkSessionId } from "../../ids.js";
 import { checkEnum, TOPIC_STATUSES } from "../../memory/taxonomy.js";
 import type { Topic, TopicMember } from "../../memory/types.js";
 import { type Clock, checkLimit, checkOptions, checkText } from "../checks.js";
-import { checkSessionId } from "./ids.js";
 import { COMPACTION_LINEAGE, checkBody, checkUnit, notFound } from "./memory-checks.js";
 import {
   contentColumns,

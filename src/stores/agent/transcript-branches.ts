@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import { checkSessionId } from "../../ids.js";
 import { buildContext, type ContextEntry } from "../../transcript/context.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { TranscriptTree } from "../../transcript/tree.js";
-import { checkSessionId } from "./ids.js";
 import {
   SESSION_WITH_TAIL,
   type SessionInfo,

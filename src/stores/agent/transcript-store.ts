@@ -3,11 +3,11 @@ import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { isStateError, StateError } from "../../db/errors.js";
 import { rejectUnknownOptions } from "../../db/options.js";
+import { checkEventId, checkSessionId } from "../../ids.js";
 import { BLOB_REF_PREFIX, encodeForStorage, restoreInlineBlobs } from "../../transcript/blobs.js";
 import { parentIdOf, type TranscriptEvent } from "../../transcript/event.js";
 import { encodeEvent } from "../../transcript/jsonl-codec.js";
 import { isRecord } from "../../transcript/record.js";
-import { checkEventId, checkSessionId } from "./ids.js";
 import { TranscriptIndex } from "./transcript-index.js";
 import { type EventRow, SESSION_WITH_TAIL, type SessionTailRow } from "./transcript-rows.js";
 
