@@ -166,6 +166,7 @@ export {
   type StoredEvent,
   type TranscriptStore,
 } from "./stores/agent/transcript-store.js";
+export type { VfsStat } from "./stores/agent/vfs-resolver.js";
 export type { VfsStore, VirtualAgentFs } from "./stores/agent/vfs-store.js";
 export type { CommitmentStore } from "./stores/global/commitment-store.js";
 export type { ConversationBindingStore } from "./stores/global/conversation-binding-store.js";
@@ -205,8 +206,7 @@ export {
   importTar,
   type VfsExportOptions,
   type VfsImportOptions,
-} from "./vfs/archive.js";
-export type { VfsStat } from "./vfs/resolver.js";
+} from "./vfs-host/archive.js";
 export type {
   AgentRuntimeBackend,
   AssistantBlock,

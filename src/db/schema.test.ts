@@ -14,6 +14,7 @@ import {
   SESSION_COLUMNS,
   SNAPSHOT_COLUMNS,
 } from "../stores/agent/transcript-rows.js";
+import { VFS_CHUNK_COLUMNS, VFS_ENTRY_COLUMNS } from "../stores/agent/vfs-table.js";
 import { BACKUP_RUN_COLUMNS } from "../stores/global/backup-run-store.js";
 import { COMMITMENT_COLUMNS } from "../stores/global/commitment-store.js";
 import { CONVERSATION_BINDING_COLUMNS } from "../stores/global/conversation-binding-store.js";
@@ -35,7 +36,6 @@ import { TASK_RUN_COLUMNS } from "../stores/global/task-rows.js";
 import { TUI_LAST_SESSION_COLUMNS } from "../stores/global/tui-session-store.js";
 import { KV_COLUMNS } from "../stores/kv-store.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
-import { VFS_CHUNK_COLUMNS, VFS_ENTRY_COLUMNS } from "../vfs/vfs-table.js";
 import { type Database, openDatabase } from "./database.js";
 import { isStateError } from "./errors.js";
 import { type DatabaseRole, latestSchemaVersion, loadMigrations } from "./schema.js";

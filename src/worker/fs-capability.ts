@@ -13,8 +13,8 @@ import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { StateError } from "../db/errors.js";
 import type { VirtualAgentFs } from "../stores/agent/vfs-store.js";
 import { normalizeVfsPath } from "../vfs/path.js";
-import { withProjection } from "../vfs/projection.js";
-import type { SyncReport } from "../vfs/sync.js";
+import { withProjection } from "../vfs-host/projection.js";
+import type { SyncReport } from "../vfs-host/sync.js";
 import type { PreparedFilesystem } from "./prepared-run.js";
 import { type CommandResult, checkCommand, confineArguments, runCommand } from "./run-command.js";
 

@@ -10,7 +10,7 @@ import {
   type VfsStat,
   type VirtualAgentFs,
 } from "../../stores/agent/vfs-store.js";
-import { exportTar, exportToDirectory } from "../../vfs/archive.js";
+import { exportTar, exportToDirectory } from "../../vfs-host/archive.js";
 import {
   addAgentOption,
   addExamples,

@@ -4,8 +4,8 @@ import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
 import { checkPrintableId } from "../../ids.js";
 import { toBuffer } from "../../vfs/chunks.js";
-import { metadataJsonOf, type VfsMetadata } from "../../vfs/options.js";
 import { descendantRange, normalizeVfsPath, VFS_ROOT } from "../../vfs/path.js";
+import { metadataJsonOf, type VfsMetadata } from "./vfs-options.js";
 
 /** One artifact is one BLOB row; larger outputs belong in the VFS (chunked, streamed). */
 export const MAX_ARTIFACT_BYTES = 64 * 1024 * 1024;

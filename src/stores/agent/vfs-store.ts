@@ -2,8 +2,9 @@ import { Readable } from "node:stream";
 import type { Database } from "../../db/database.js";
 import { rejectUnknownOptions } from "../../db/options.js";
 import { type ByteSource, toBuffer } from "../../vfs/chunks.js";
-import { StagedFile, VfsContent } from "../../vfs/content.js";
 import { vfsErrnoOf } from "../../vfs/errors.js";
+import { isVfsDescendant, parseVfsPath, VFS_ROOT, vfsBaseName, vfsParent } from "../../vfs/path.js";
+import { StagedFile, VfsContent } from "./vfs-content.js";
 import {
   type CopyOptions,
   checkVfsNamespace,
@@ -14,10 +15,9 @@ import {
   type VfsMetadata,
   type VfsNamespaceInfo,
   type WriteFileOptions,
-} from "../../vfs/options.js";
-import { isVfsDescendant, parseVfsPath, VFS_ROOT, vfsBaseName, vfsParent } from "../../vfs/path.js";
-import { toStat, type VfsDirent, VfsResolver, type VfsStat } from "../../vfs/resolver.js";
-import { type VfsKind, VfsTable } from "../../vfs/vfs-table.js";
+} from "./vfs-options.js";
+import { toStat, type VfsDirent, VfsResolver, type VfsStat } from "./vfs-resolver.js";
+import { type VfsKind, VfsTable } from "./vfs-table.js";
 
 export {
   type CopyOptions,

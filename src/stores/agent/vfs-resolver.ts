@@ -1,8 +1,14 @@
 import { createHash } from "node:crypto";
-import type { StateError } from "../db/errors.js";
-import { type VfsErrno, vfsError, vfsPathError } from "./errors.js";
-import type { VfsMetadata } from "./options.js";
-import { type ParsedVfsPath, parseVfsPath, VFS_ROOT, vfsBaseName, vfsParent } from "./path.js";
+import type { StateError } from "../../db/errors.js";
+import { type VfsErrno, vfsError, vfsPathError } from "../../vfs/errors.js";
+import {
+  type ParsedVfsPath,
+  parseVfsPath,
+  VFS_ROOT,
+  vfsBaseName,
+  vfsParent,
+} from "../../vfs/path.js";
+import type { VfsMetadata } from "./vfs-options.js";
 import type { VfsFileHead, VfsHead, VfsKind, VfsTable } from "./vfs-table.js";
 
 export interface VfsStat {

@@ -1,5 +1,5 @@
 import { constants } from "node:buffer";
-import { StateError } from "../db/errors.js";
+import { StateError } from "../../db/errors.js";
 import {
   type ByteSource,
   checkFileSize,
@@ -7,8 +7,8 @@ import {
   sliceChunks,
   toBuffer,
   VFS_CHUNK_BYTES,
-} from "./chunks.js";
-import { type VfsErrorWhere, vfsChangedError } from "./errors.js";
+} from "../../vfs/chunks.js";
+import { type VfsErrorWhere, vfsChangedError } from "../../vfs/errors.js";
 import type { VfsFileHead, VfsHead, VfsTable } from "./vfs-table.js";
 
 const EMPTY = Buffer.alloc(0);

@@ -1,6 +1,6 @@
 import { StateError } from "../db/errors.js";
 import type { StagedFile, VirtualAgentFs } from "../stores/agent/vfs-store.js";
-import { isVfsDescendant, VFS_ROOT } from "./path.js";
+import { isVfsDescendant, VFS_ROOT } from "../vfs/path.js";
 
 /** What a sync or import changed, by canonical VFS path. */
 export interface SyncReport {

@@ -4,11 +4,11 @@ import { Readable } from "node:stream";
 import { StateError } from "../db/errors.js";
 import { rejectUnknownOptions } from "../db/options.js";
 import type { VfsStat, VirtualAgentFs } from "../stores/agent/vfs-store.js";
-import type { ByteSource } from "./chunks.js";
+import type { ByteSource } from "../vfs/chunks.js";
+import { normalizeVfsPath, vfsJoin, vfsRelative } from "../vfs/path.js";
+import { decodeTar, encodeTar, type TarMemberOut } from "../vfs/tar.js";
 import { materialize, readHostFile, removeHostTree, scanHost, writeHostFile } from "./host-tree.js";
-import { normalizeVfsPath, vfsJoin, vfsRelative } from "./path.js";
 import { applyPlan, emptyPlan, type SyncPlan, type SyncReport } from "./sync.js";
-import { decodeTar, encodeTar, type TarMemberOut } from "./tar.js";
 
 export interface VfsExportOptions {
   /** The VFS path to export (default `/`): a directory's contents, or one file. */

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { openDatabase } from "../db/database.js";
 import { VfsStore, type VirtualAgentFs } from "../stores/agent/vfs-store.js";
 import { modeOf, useTempDirs } from "../test-support/temp-dir.js";
-import { VFS_CHUNK_BYTES } from "./chunks.js";
+import { VFS_CHUNK_BYTES } from "../vfs/chunks.js";
 import { withProjection } from "./projection.js";
 
 const tempDir = useTempDirs();

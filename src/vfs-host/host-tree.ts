@@ -3,8 +3,8 @@ import * as fs from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { StateError } from "../db/errors.js";
 import type { VirtualAgentFs } from "../stores/agent/vfs-store.js";
-import { VFS_CHUNK_BYTES } from "./chunks.js";
-import { hostPathFor, vfsJoin } from "./path.js";
+import { VFS_CHUNK_BYTES } from "../vfs/chunks.js";
+import { hostPathFor, vfsJoin } from "../vfs/path.js";
 import type { SyncReport } from "./sync.js";
 
 /** What a materialized entry was, by canonical VFS path: to tell edits from untouched files. */

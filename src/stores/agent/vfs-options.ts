@@ -1,5 +1,5 @@
-import { StateError } from "../db/errors.js";
-import { type JsonValue, toJson } from "../stores/json.js";
+import { StateError } from "../../db/errors.js";
+import { type JsonValue, toJson } from "../json.js";
 
 export const DEFAULT_VFS_NAMESPACE = "scratch";
 export const MAX_VFS_METADATA_BYTES = 16 * 1024;

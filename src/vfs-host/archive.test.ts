@@ -17,9 +17,9 @@ import { describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../db/database.js";
 import { VfsStore, type VirtualAgentFs } from "../stores/agent/vfs-store.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
+import { VFS_CHUNK_BYTES } from "../vfs/chunks.js";
+import { decodeTar, encodeTar } from "../vfs/tar.js";
 import { exportTar, exportToDirectory, importFromDirectory, importTar } from "./archive.js";
-import { VFS_CHUNK_BYTES } from "./chunks.js";
-import { decodeTar, encodeTar } from "./tar.js";
 
 const tempDir = useTempDirs();
 const LONG = `${"long-directory-name/".repeat(6)}${"é".repeat(40)}.txt`;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { StateError } from "../db/errors.js";
 import { rejectUnknownOptions } from "../db/options.js";
 import type { VirtualAgentFs } from "../stores/agent/vfs-store.js";
+import { normalizeVfsPath } from "../vfs/path.js";
 import {
   type HostManifest,
   hashHostFile,
@@ -12,7 +13,6 @@ import {
   removeHostTree,
   scanHost,
 } from "./host-tree.js";
-import { normalizeVfsPath } from "./path.js";
 import { applyPlan, emptyPlan, type SyncPlan, type SyncReport } from "./sync.js";
 
 export interface ProjectionOptions {

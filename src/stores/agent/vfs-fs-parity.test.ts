@@ -2,12 +2,12 @@ import * as fs from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { openDatabase } from "../db/database.js";
-import { isStateError } from "../db/errors.js";
-import { VfsStore, type VirtualAgentFs } from "../stores/agent/vfs-store.js";
-import { useTempDirs } from "../test-support/temp-dir.js";
-import { VFS_CHUNK_BYTES } from "./chunks.js";
-import { vfsErrnoOf } from "./errors.js";
+import { openDatabase } from "../../db/database.js";
+import { isStateError } from "../../db/errors.js";
+import { useTempDirs } from "../../test-support/temp-dir.js";
+import { VFS_CHUNK_BYTES } from "../../vfs/chunks.js";
+import { vfsErrnoOf } from "../../vfs/errors.js";
+import { VfsStore, type VirtualAgentFs } from "./vfs-store.js";
 
 /**
  * The same random sequence of operations on a VirtualAgentFs and on a real directory must give

@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONNECTION_PRAGMAS, Database, openDatabase } from "../db/database.js";
-import { chooseDriver, driverFactory } from "../db/driver-choice.js";
-import { loadMigrations } from "../db/schema.js";
-import { VfsStore } from "../stores/agent/vfs-store.js";
-import { useTempDirs } from "../test-support/temp-dir.js";
-import { VFS_CHUNK_BYTES } from "./chunks.js";
+import { CONNECTION_PRAGMAS, Database, openDatabase } from "../../db/database.js";
+import { chooseDriver, driverFactory } from "../../db/driver-choice.js";
+import { loadMigrations } from "../../db/schema.js";
+import { useTempDirs } from "../../test-support/temp-dir.js";
+import { VFS_CHUNK_BYTES } from "../../vfs/chunks.js";
+import { VfsStore } from "./vfs-store.js";
 
 const tempDir = useTempDirs();
 const BEFORE = 4; // the last agent schema before vfs_entries was rebuilt (0005_vfs_entry_ids)

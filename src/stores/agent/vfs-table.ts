@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { columnsOf } from "../db/columns.js";
-import type { Database } from "../db/database.js";
-import type { SqlStatement } from "../db/driver.js";
-import { descendantRange } from "./path.js";
+import { columnsOf } from "../../db/columns.js";
+import type { Database } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import { descendantRange } from "../../vfs/path.js";
 
 export type VfsKind = "file" | "directory";
 
