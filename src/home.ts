@@ -1,6 +1,14 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import {
+  AgentPool,
+  type AgentPoolStats,
+  checkMaxOpenAgents,
+  DEFAULT_MAX_OPEN_AGENTS,
+  evictedMessage,
+  releasedAfter,
+} from "./agent-pool.js";
 import { MemoryApi } from "./api/memory-api.js";
 import { SessionsApi } from "./api/sessions-api.js";
 import { TranscriptsApi } from "./api/transcripts-api.js";
@@ -15,7 +23,7 @@ import { layoutUpgradePending, type UpgradeProgressListener } from "./db/layout-
 import { settlePendingRestore } from "./db/pending-restore.js";
 import { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
 import { validateAgentId } from "./ids.js";
-import { type AgentStores, createAgentStores } from "./stores/agent/agent-stores.js";
+import { type AgentStores, defineAgentStores } from "./stores/agent/agent-stores.js";
 import { TranscriptIndex } from "./stores/agent/transcript-index.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
 import { GlobalStores } from "./stores/global/global-stores.js";
@@ -79,10 +87,19 @@ export interface AgentRecord {
   sizeBytes: number;
 }
 
-/** One agent's data plane: its database and the stores over it. */
+/**
+ * One agent's data plane: its database and the stores over it. From `home.agent()` it is valid
+ * until the pool closes the agent to make room for others; hold it with `withAgent` or `pinAgent`.
+ */
 export interface AgentState extends AgentStores {
   readonly agentId: string;
   readonly db: Database;
+}
+
+/** An agent held open against eviction until `release()` (idempotent). */
+export interface AgentPin {
+  readonly agent: AgentState;
+  release(): void;
 }
 
 export interface OpenStateHomeOptions {
@@ -111,6 +128,12 @@ export interface OpenStateHomeOptions {
   onUpgradeProgress?: UpgradeProgressListener;
   /** `background` (default) or `inline`, for every database of the home; see `openDatabase`. */
   checkpoints?: CheckpointsMode;
+  /**
+   * How many agent databases stay open at once (default 64): past it the least recently used
+   * unpinned agent is closed, and reopened by the next `home.agent()`. Each open agent costs
+   * about 1 MB and 3 file descriptors.
+   */
+  maxOpenAgents?: number;
 }
 
 export interface AgentOpenOptions {
@@ -126,6 +149,7 @@ const HOME_OPTION_KEYS = new Set([
   "driver",
   "onUpgradeProgress",
   "checkpoints",
+  "maxOpenAgents",
 ]);
 const AGENT_OPTION_KEYS = new Set(["create"]);
 
@@ -155,15 +179,27 @@ export class StateHome extends GlobalStores {
   readonly transcripts: TranscriptsApi;
   /** Topics, facts, session state and context snapshots; `recover` and `recall`. */
   readonly memory: MemoryApi;
-  private readonly agents = new Map<string, AgentState>();
+  private readonly pool: AgentPool<AgentState>;
   private readonly selectRegistered: SqlStatement<AgentRegistryRow>;
+  private readonly selectRegistration: SqlStatement<{
+    created_at: number;
+    schema_version: number | null;
+  }>;
   private readonly insertAgent: SqlStatement;
   private readonly upsertAgentDatabase: SqlStatement;
   private readonly selectAgents: SqlStatement<AgentRegistryRow & AgentDatabaseRow>;
   private readonly openOptions: HomeDatabaseOptions;
 
-  constructor(path: string, db: Database, options: HomeDatabaseOptions = {}) {
+  constructor(
+    path: string,
+    db: Database,
+    options: HomeDatabaseOptions = {},
+    maxOpenAgents = DEFAULT_MAX_OPEN_AGENTS,
+  ) {
     super(db);
+    this.pool = new AgentPool(checkMaxOpenAgents(maxOpenAgents), (agentId) =>
+      evictedMessage(agentId, maxOpenAgents),
+    );
     this.path = path;
     this.db = db;
     this.openOptions = Object.freeze({ ...options });
@@ -171,6 +207,10 @@ export class StateHome extends GlobalStores {
     this.transcripts = new TranscriptsApi(this);
     this.memory = new MemoryApi(this);
     this.selectRegistered = db.prepare("SELECT * FROM agents WHERE agent_id = ?");
+    this.selectRegistration = db.prepare(
+      `SELECT a.created_at, d.schema_version FROM agents a LEFT JOIN agent_databases d USING (agent_id)
+       WHERE a.agent_id = ?`,
+    );
     this.insertAgent = db.prepare(
       `INSERT INTO agents (agent_id, created_at, updated_at, agent_db_path) VALUES (?, ?, ?, ?)
        ON CONFLICT (agent_id) DO UPDATE SET updated_at = excluded.updated_at, agent_db_path = excluded.agent_db_path`,
@@ -186,14 +226,41 @@ export class StateHome extends GlobalStores {
     );
   }
 
-  /** Opens (creating and registering on first use) the database of `agentId`. */
+  /**
+   * The open state of `agentId`, opening (creating and registering on first use) its database.
+   * The state stays valid until the pool closes the agent to make room for others (see
+   * `maxOpenAgents`): use it at once, or hold it with `withAgent` / `pinAgent`.
+   */
   agent(agentId: string, options: AgentOpenOptions = {}): AgentState {
     rejectUnknown(options, AGENT_OPTION_KEYS, "home.agent");
-    const open = this.agents.get(agentId);
-    if (open) return open;
+    return this.pool.use(agentId) ?? this.openAgent(agentId, options);
+  }
+
+  /**
+   * Runs `fn` with the agent held open: for a synchronous `fn` until it returns, for one that
+   * returns a promise until that promise settles.
+   */
+  withAgent<R>(agentId: string, fn: (agent: AgentState) => R, options: AgentOpenOptions = {}): R {
+    if (typeof fn !== "function") throw new TypeError("Expected a function for withAgent()");
+    const { agent, release } = this.pinAgent(agentId, options);
+    return releasedAfter(() => fn(agent), release);
+  }
+
+  /** Opens the agent and holds it open until `release()`: the pool never closes a pinned agent. */
+  pinAgent(agentId: string, options: AgentOpenOptions = {}): AgentPin {
+    const agent = this.agent(agentId, options);
+    return Object.freeze({ agent, release: this.pool.pin(agentId) });
+  }
+
+  /** The pool of open agent databases: its cap, how many are open and pinned, and counters. */
+  get agentPool(): AgentPoolStats {
+    return this.pool.stats();
+  }
+
+  private openAgent(agentId: string, options: AgentOpenOptions): AgentState {
     const relative = agentDbRelativePath(agentId);
     const dbPath = join(this.path, relative);
-    const registered = this.selectRegistered.get(agentId);
+    const registered = this.selectRegistration.get(agentId);
     if (!registered && (options.create === false || this.openOptions.readonly)) {
       throw new StateError("E_NOT_FOUND", `no agent "${agentId}" in home ${this.path}`, {
         details: { agentId, home: this.path },
@@ -208,25 +275,48 @@ export class StateHome extends GlobalStores {
       );
     }
     const db = openHomeDatabase(dbPath, "agent", this.openOptions);
-    if (this.openOptions.readonly) return this.remember(agentId, db);
-    try {
-      const now = Date.now();
-      this.db.tx(() => {
-        this.insertAgent.run(agentId, registered?.created_at ?? now, now, relative);
-        this.upsertAgentDatabase.run(agentId, relative, db.schemaVersion, now, db.sizeBytes());
-      });
-      indexBacklog(db, this.openOptions.onUpgradeProgress);
-    } catch (error) {
-      db.close();
-      throw error;
+    if (!this.openOptions.readonly) {
+      try {
+        // A plain reopen writes nothing to the global database: sizes and last-seen times are
+        // refreshed by `agentstate gc` (refreshAgentRecord), not by every open.
+        if (registered?.schema_version !== db.schemaVersion) {
+          this.register(agentId, relative, db, registered?.created_at);
+        }
+        indexBacklog(db, this.openOptions.onUpgradeProgress);
+      } catch (error) {
+        db.close();
+        throw error;
+      }
     }
-    return this.remember(agentId, db);
+    const state = defineAgentStores({ agentId, db }, db, agentId);
+    this.pool.add(state);
+    return state;
   }
 
-  private remember(agentId: string, db: Database): AgentState {
-    const state: AgentState = Object.freeze({ agentId, db, ...createAgentStores(db, agentId) });
-    this.agents.set(agentId, state);
-    return state;
+  private register(agentId: string, relative: string, db: Database, createdAt?: number): void {
+    const now = Date.now();
+    this.db.tx(() => {
+      this.insertAgent.run(agentId, createdAt ?? now, now, relative);
+      this.upsertAgentDatabase.run(agentId, relative, db.schemaVersion, now, db.sizeBytes());
+    });
+  }
+
+  /** Writes the agent's current size and the time now into its `agent_databases` row. */
+  refreshAgentRecord(agentId: string): void {
+    this.withAgent(
+      agentId,
+      ({ db }) => {
+        const relative = agentDbRelativePath(agentId);
+        this.upsertAgentDatabase.run(
+          agentId,
+          relative,
+          db.schemaVersion,
+          Date.now(),
+          db.sizeBytes(),
+        );
+      },
+      { create: false },
+    );
   }
 
   /** Registered agents, by id. */
@@ -243,14 +333,14 @@ export class StateHome extends GlobalStores {
 
   /**
    * Deletes expired rows (TTL) from the global database and every open agent database. Agents
-   * not opened yet are left to `agentstate gc`, which opens each registered one.
+   * not open now are left to `agentstate gc`, which opens each registered one.
    */
   sweepExpired(now: number = Date.now()): {
     global: SweepReport;
     agents: Record<string, SweepReport>;
   } {
     const agents: Record<string, SweepReport> = {};
-    for (const [agentId, agent] of this.agents) agents[agentId] = sweepExpired(agent.db, now);
+    for (const agent of this.pool.values()) agents[agent.agentId] = sweepExpired(agent.db, now);
     return { global: sweepExpired(this.db, now), agents };
   }
 
@@ -258,10 +348,9 @@ export class StateHome extends GlobalStores {
     return this.selectRegistered.get(agentId) !== undefined;
   }
 
-  /** Closes every agent database, then the global one. Safe to call twice. */
+  /** Closes every agent database (pinned or not), then the global one. Safe to call twice. */
   close(): void {
-    for (const agent of this.agents.values()) agent.db.close();
-    this.agents.clear();
+    this.pool.closeAll();
     this.db.close();
   }
 }
@@ -304,6 +393,8 @@ function openHomeDatabase(
 
 export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
   rejectUnknown(options, HOME_OPTION_KEYS, "openStateHome");
+  // Checked before anything opens, so a bad value leaves no handle behind.
+  const cap = checkMaxOpenAgents(options.maxOpenAgents ?? DEFAULT_MAX_OPEN_AGENTS);
   const driver = chooseDriver(options.driver);
   const path = resolveHomePath(options.home);
   const globalPath = join(path, GLOBAL_DB_RELATIVE_PATH);
@@ -323,8 +414,10 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
     ...(checkpoints ? { checkpoints: resolveCheckpoints(checkpoints) } : {}),
     driver,
   };
-  return new StateHome(path, openDatabase({ path: globalPath, role: "global", ...dbOptions }), {
-    ...dbOptions,
-    ...(onUpgradeProgress ? { onUpgradeProgress } : {}),
-  });
+  return new StateHome(
+    path,
+    openDatabase({ path: globalPath, role: "global", ...dbOptions }),
+    { ...dbOptions, ...(onUpgradeProgress ? { onUpgradeProgress } : {}) },
+    cap,
+  );
 }

@@ -2,6 +2,7 @@
  * agentstate: durable SQLite state for AI-agent gateways. The public API, and the only barrel.
  */
 
+export type { AgentPoolStats } from "./agent-pool.js";
 export type { MemoryApi, RecallOptions } from "./api/memory-api.js";
 export type { SessionsApi } from "./api/sessions-api.js";
 export type { HomeSearchOptions, TranscriptScope, TranscriptsApi } from "./api/transcripts-api.js";
@@ -57,6 +58,7 @@ export {
 } from "./entry-points.js";
 export {
   type AgentOpenOptions,
+  type AgentPin,
   type AgentRecord,
   type AgentState,
   type OpenStateHomeOptions,

@@ -13,6 +13,8 @@ import type {
 import type { ContextEntry } from "../transcript/context.js";
 import type { TranscriptTree } from "../transcript/tree.js";
 
+const NO_CREATE = Object.freeze({ create: false });
+
 /** A transcript's identity: the agent (its database) and the session (its rows). */
 export interface TranscriptScope {
   agentId: string;
@@ -59,8 +61,14 @@ export class TranscriptsApi {
     return this.open(scope).transcripts.get(scope.sessionId, eventId);
   }
 
-  exportJsonl(scope: TranscriptScope): IterableIterator<string> {
-    return this.open(scope).transcripts.exportJsonl(scope.sessionId);
+  /** The session as JSONL lines; the agent stays pinned open until the iteration ends. */
+  *exportJsonl(scope: TranscriptScope): IterableIterator<string> {
+    const { agent, release } = this.home.pinAgent(scope.agentId, { create: false });
+    try {
+      yield* agent.transcripts.exportJsonl(scope.sessionId);
+    } finally {
+      release();
+    }
   }
 
   /** Sessions with a log, most recent first, of one agent or of all. */
@@ -70,7 +78,9 @@ export class TranscriptsApi {
       ? [options.agentId]
       : this.home.listAgents().map((a) => a.agentId);
     return agents
-      .flatMap((agentId) => this.open({ agentId }).transcripts.listScopes(limit))
+      .flatMap((agentId) =>
+        this.home.withAgent(agentId, (agent) => agent.transcripts.listScopes(limit), NO_CREATE),
+      )
       .sort((a, b) => b.updatedAt - a.updatedAt || a.sessionId.localeCompare(b.sessionId))
       .slice(0, limit);
   }
@@ -113,7 +123,9 @@ export class TranscriptsApi {
     const { agentId, ...rest } = options;
     const agents = agentId ? [agentId] : this.home.listAgents().map((a) => a.agentId);
     return agents
-      .flatMap((id) => this.open({ agentId: id }).search.search(query, rest))
+      .flatMap((id) =>
+        this.home.withAgent(id, (agent) => agent.search.search(query, rest), NO_CREATE),
+      )
       .sort((a, b) => a.score - b.score)
       .slice(0, rest.limit ?? 20);
   }

@@ -94,7 +94,7 @@ export function captureHome(context: CaptureContext): HomeCapture {
   const agentIds = registeredAgentIds(capture.snapshots[0]?.file as string);
   const total = 1 + agentIds.length;
   agentIds.forEach((agentId, i) => {
-    capture.home(home.agent(agentId, { create: false }).db, agentId, i + 1, total);
+    home.withAgent(agentId, ({ db }) => capture.home(db, agentId, i + 1, total), { create: false });
   });
   const live = [home.db.path, ...home.listAgents().map((agent) => agent.dbPath)];
   const exclude = new Set([...context.exclude, ...live.flatMap(withSidecars)]);

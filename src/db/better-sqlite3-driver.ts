@@ -7,7 +7,7 @@ import type {
   SqlRunResult,
   SqlStatement,
 } from "./driver.js";
-import { StateError, wrapSqliteError } from "./errors.js";
+import { StateError, type StatementOwner, statementError, wrapSqliteError } from "./errors.js";
 
 type BetterSqlite3Constructor = typeof BetterSqlite3;
 let loaded: BetterSqlite3Constructor | undefined;
@@ -33,14 +33,14 @@ export function loadBetterSqlite3(): BetterSqlite3Constructor {
 class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
   constructor(
     private readonly statement: BetterSqlite3.Statement,
-    private readonly dbPath: string,
+    private readonly owner: StatementOwner,
   ) {}
 
   run(...params: SqlParams): SqlRunResult {
     try {
       return this.statement.run(...params);
     } catch (error) {
-      throw wrapSqliteError(error, this.dbPath);
+      throw statementError(error, this.owner);
     }
   }
 
@@ -48,7 +48,7 @@ class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
     try {
       return this.statement.get(...params) as Row | undefined;
     } catch (error) {
-      throw wrapSqliteError(error, this.dbPath);
+      throw statementError(error, this.owner);
     }
   }
 
@@ -56,7 +56,7 @@ class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
     try {
       return this.statement.all(...params) as Row[];
     } catch (error) {
-      throw wrapSqliteError(error, this.dbPath);
+      throw statementError(error, this.owner);
     }
   }
 
@@ -64,13 +64,14 @@ class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
     try {
       return this.statement.iterate(...params) as IterableIterator<Row>;
     } catch (error) {
-      throw wrapSqliteError(error, this.dbPath);
+      throw statementError(error, this.owner);
     }
   }
 }
 
-class BetterSqlite3Driver implements SqlDriver {
+class BetterSqlite3Driver implements SqlDriver, StatementOwner {
   readonly name = "better-sqlite3";
+  closedReason: string | undefined;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -87,7 +88,7 @@ class BetterSqlite3Driver implements SqlDriver {
 
   prepare<Row>(sql: string): SqlStatement<Row> {
     try {
-      return new BetterSqlite3Statement<Row>(this.db.prepare(sql), this.path);
+      return new BetterSqlite3Statement<Row>(this.db.prepare(sql), this);
     } catch (error) {
       throw wrapSqliteError(error, this.path);
     }
@@ -101,7 +102,8 @@ class BetterSqlite3Driver implements SqlDriver {
     }
   }
 
-  close(): void {
+  close(reason?: string): void {
+    this.closedReason = reason;
     this.db.close();
   }
 }

@@ -10,7 +10,7 @@ import { assertNotDamaged } from "./damage-marker.js";
 import { applyPragmas, CONNECTION_PRAGMAS, createDatabaseFile } from "./database-file.js";
 import type { DriverFactory, DriverName, SqlDriver, SqlStatement } from "./driver.js";
 import { chooseDriver, driverFactory } from "./driver-choice.js";
-import { isStateError, StateError } from "./errors.js";
+import { closedError, isStateError, StateError } from "./errors.js";
 import { ensurePrivateDir, probeDatabaseFile, tightenFiles } from "./files.js";
 import {
   assertWalSafe,
@@ -105,6 +105,7 @@ export class Database {
   private readonly control = new Map<string, SqlStatement>();
   /** Set while the background checkpointer serves this database (auto-checkpoint off). */
   private signal: WalSignal | null = null;
+  private closedReason: string | undefined;
 
   constructor(
     driver: SqlDriver,
@@ -323,21 +324,25 @@ export class Database {
     return total;
   }
 
-  /** Closes the connection; the background checkpointer lets go of the file first. */
-  close(): void {
+  /**
+   * Closes the connection; the background checkpointer lets go of the file first. `reason`, when
+   * given, is what any later use of this handle (or of a statement prepared on it) fails with.
+   */
+  close(reason?: string): void {
     if (!this.driver.open) return;
+    this.closedReason = reason;
     const signal = this.signal;
     this.signal = null;
     signal?.close();
-    this.driver.close();
+    this.driver.close(reason);
+  }
+
+  get inTransaction(): boolean {
+    return this.driver.open && this.driver.inTransaction;
   }
 
   private assertOpen(): void {
-    if (!this.driver.open) {
-      throw new StateError("E_CLOSED", `database is closed: ${this.path}`, {
-        details: { path: this.path },
-      });
-    }
+    if (!this.driver.open) throw closedError(this.path, this.closedReason);
   }
 }
 

@@ -29,7 +29,8 @@ export interface SqlDriver {
   readonly open: boolean;
   prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row>;
   exec(sql: string): void;
-  close(): void;
+  /** `reason` becomes the message of the `E_CLOSED` a later use of the connection gets. */
+  close(reason?: string): void;
 }
 
 export interface DriverOpenOptions {

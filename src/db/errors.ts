@@ -63,6 +63,28 @@ function isSqliteLikeError(error: unknown): error is SqliteLikeError {
   return typeof code === "string" && code.startsWith("SQLITE_");
 }
 
+/** What a statement needs to know of its connection to explain a failure. */
+export interface StatementOwner {
+  readonly path: string;
+  readonly open: boolean;
+  /** Why the connection was closed, when its closer said (an evicted agent, say). */
+  readonly closedReason: string | undefined;
+}
+
+/** `E_CLOSED` for a use of a closed connection, with the closer's reason when there is one. */
+export function closedError(path: string, reason?: string): StateError {
+  return new StateError("E_CLOSED", reason ?? `database is closed: ${path}`, {
+    details: { path },
+  });
+}
+
+/** A statement's failure: `E_CLOSED` once its connection is closed, else the wrapped error. */
+export function statementError(error: unknown, owner: StatementOwner): unknown {
+  return owner.open
+    ? wrapSqliteError(error, owner.path)
+    : closedError(owner.path, owner.closedReason);
+}
+
 /**
  * Maps a driver error to a StateError once, at the database boundary, so code above `db/` only
  * ever sees StateError codes. Anything that is not a SQLite error passes through unchanged.

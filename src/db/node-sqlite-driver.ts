@@ -8,7 +8,7 @@ import type {
   SqlStatement,
   SqlValue,
 } from "./driver.js";
-import { StateError, wrapSqliteError } from "./errors.js";
+import { StateError, type StatementOwner, statementError, wrapSqliteError } from "./errors.js";
 import { sqliteCodeName } from "./sqlite-codes.js";
 
 // The part of node:sqlite agentstate calls, declared here: the project's Node types predate it.
@@ -106,14 +106,14 @@ function plainRow(row: NodeRow): Record<string, unknown> {
 class NodeSqliteStatement<Row> implements SqlStatement<Row> {
   constructor(
     private readonly statement: NodeStatement,
-    private readonly dbPath: string,
+    private readonly owner: StatementOwner,
   ) {}
 
   run(...params: SqlParams): SqlRunResult {
     try {
       return this.statement.run(...bindable(params));
     } catch (error) {
-      throw wrapNodeError(error, this.dbPath);
+      throw this.failure(error);
     }
   }
 
@@ -122,7 +122,7 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
       const row = this.statement.get(...bindable(params));
       return (row === undefined ? undefined : plainRow(row)) as Row | undefined;
     } catch (error) {
-      throw wrapNodeError(error, this.dbPath);
+      throw this.failure(error);
     }
   }
 
@@ -130,17 +130,22 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
     try {
       return this.statement.all(...bindable(params)).map(plainRow) as Row[];
     } catch (error) {
-      throw wrapNodeError(error, this.dbPath);
+      throw this.failure(error);
     }
   }
 
+  private failure(error: unknown): unknown {
+    return this.owner.open
+      ? wrapNodeError(error, this.owner.path)
+      : statementError(error, this.owner);
+  }
+
   *iterate(...params: SqlParams): IterableIterator<Row> {
-    const path = this.dbPath;
     let rows: IterableIterator<NodeRow>;
     try {
       rows = this.statement.iterate(...bindable(params));
     } catch (error) {
-      throw wrapNodeError(error, path);
+      throw this.failure(error);
     }
     try {
       while (true) {
@@ -148,7 +153,7 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
         try {
           next = rows.next();
         } catch (error) {
-          throw wrapNodeError(error, path);
+          throw this.failure(error);
         }
         if (next.done) return;
         yield plainRow(next.value) as Row;
@@ -160,8 +165,9 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
   }
 }
 
-class NodeSqliteDriver implements SqlDriver {
+class NodeSqliteDriver implements SqlDriver, StatementOwner {
   readonly name = "node";
+  closedReason: string | undefined;
 
   constructor(
     private readonly db: NodeDatabase,
@@ -181,7 +187,7 @@ class NodeSqliteDriver implements SqlDriver {
       const statement = this.db.prepare(sql);
       // better-sqlite3 ignores keys of a named-parameter object that the SQL does not use.
       statement.setAllowUnknownNamedParameters(true);
-      return new NodeSqliteStatement<Row>(statement, this.path);
+      return new NodeSqliteStatement<Row>(statement, this);
     } catch (error) {
       throw wrapNodeError(error, this.path);
     }
@@ -195,7 +201,8 @@ class NodeSqliteDriver implements SqlDriver {
     }
   }
 
-  close(): void {
+  close(reason?: string): void {
+    this.closedReason = reason;
     this.db.close();
   }
 }

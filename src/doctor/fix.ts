@@ -420,7 +420,9 @@ export async function runDoctorFix(options: FixOptions): Promise<DoctorReport> {
         bytesDone += source.bytes;
       }
     }
-    for (const agent of home.listAgents()) home.agent(agent.agentId).db.exec("PRAGMA optimize");
+    for (const { agentId } of home.listAgents()) {
+      home.withAgent(agentId, ({ db }) => db.exec("PRAGMA optimize"));
+    }
     const totals = totalsOf(reports);
     const status = stopped
       ? "interrupted"

@@ -7,6 +7,8 @@ type Listener = () => void;
 
 interface Watch {
   db: Database;
+  /** Lets go of the agent's pin: a watched agent stays open, however many others are opened. */
+  release: () => void;
   version: unknown;
   listeners: Set<Listener>;
   timer: NodeJS.Timeout;
@@ -52,9 +54,11 @@ export class ChangeHub {
   }
 
   private start(agentId: string): Watch {
-    const { db } = this.home.agent(agentId, { create: false });
+    const { agent, release } = this.home.pinAgent(agentId, { create: false });
+    const { db } = agent;
     const watch: Watch = {
       db,
+      release,
       version: db.pragma("data_version"),
       listeners: new Set(),
       timer: setInterval(() => this.poll(agentId, watch), this.pollMs),
@@ -67,6 +71,7 @@ export class ChangeHub {
 
   private stop(agentId: string, watch: Watch): void {
     clearInterval(watch.timer);
+    watch.release();
     if (this.watches.get(agentId) === watch) this.watches.delete(agentId);
   }
 

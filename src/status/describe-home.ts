@@ -96,10 +96,16 @@ function activityOf(db: Database, agentId: string): AgentActivity {
 export function describeHome(home: StateHome): HomeStatus {
   const databases = [describeDatabase(home.db, null)];
   const agents: AgentActivity[] = [];
-  for (const agent of home.listAgents()) {
-    const db = home.agent(agent.agentId, { create: false }).db;
-    databases.push(describeDatabase(db, agent.agentId));
-    agents.push(activityOf(db, agent.agentId));
+  for (const { agentId } of home.listAgents()) {
+    // One agent at a time through the pool: a home of thousands never has them all open.
+    home.withAgent(
+      agentId,
+      ({ db }) => {
+        databases.push(describeDatabase(db, agentId));
+        agents.push(activityOf(db, agentId));
+      },
+      { create: false },
+    );
   }
   const [backup] = home.backups.list(1);
   const [migration] = home.migrations.listRuns(1);

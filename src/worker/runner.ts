@@ -267,13 +267,16 @@ export class AgentRuntime {
     bus.onHandlerError = (error) =>
       control.cancel("handler", `a parent event handler threw: ${String(error)}`);
     try {
-      return await executeTurn(run, {
-        agent: this.home().agent(run.agentId),
-        backend: liveBackend ?? (() => loadBackend(run.backend)),
-        signal: controller.signal,
-        mode: "inline",
-        post: (event) => bus.push(event),
-      });
+      // Pinned for the whole turn: the pool must not close the agent while the turn writes to it.
+      return await this.home().withAgent(run.agentId, (agent) =>
+        executeTurn(run, {
+          agent,
+          backend: liveBackend ?? (() => loadBackend(run.backend)),
+          signal: controller.signal,
+          mode: "inline",
+          post: (event) => bus.push(event),
+        }),
+      );
     } finally {
       control.dispose();
     }
@@ -301,13 +304,16 @@ export class AgentRuntime {
     bus: RunEventBus,
     signal: AbortSignal | undefined,
   ): Promise<Dispatched> {
-    // The session's tail now, before the worker can store anything: what lies past it is the run's.
-    const rows = new RunRows(this.home().agent(run.agentId), run);
-    return dispatchRun(transport, run, {
-      bus,
-      signal,
-      cancelGraceMs: this.cancelGraceMs,
-      readBack: () => rows.readBack(bus, transport.mode),
+    // Pinned until the run's rows are read back: the pool must not close the agent meanwhile.
+    return this.home().withAgent(run.agentId, (agent) => {
+      // The session's tail now, before the worker can store anything: what lies past it is the run's.
+      const rows = new RunRows(agent, run);
+      return dispatchRun(transport, run, {
+        bus,
+        signal,
+        cancelGraceMs: this.cancelGraceMs,
+        readBack: () => rows.readBack(bus, transport.mode),
+      });
     });
   }
 

@@ -69,13 +69,19 @@ export function serveTurns(port: HostPort, mode: ExecutionMode): void {
     active.set(prepared.runId, controller);
     let outcome: TurnOutcome;
     try {
-      outcome = await executeTurn(prepared, {
-        agent: homeFor(prepared.homePath).agent(prepared.agentId, { create: false }),
-        backend: () => loadBackend(prepared.backend),
-        signal: controller.signal,
-        mode,
-        post: emit,
-      });
+      // Pinned for the whole turn: the pool must not close the agent while the turn writes to it.
+      outcome = await homeFor(prepared.homePath).withAgent(
+        prepared.agentId,
+        (agent) =>
+          executeTurn(prepared, {
+            agent,
+            backend: () => loadBackend(prepared.backend),
+            signal: controller.signal,
+            mode,
+            post: emit,
+          }),
+        { create: false },
+      );
     } catch (error) {
       // Only opening the databases can get here; executeTurn reports everything else itself.
       const message = error instanceof Error ? error.message : String(error);

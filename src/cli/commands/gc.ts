@@ -30,7 +30,10 @@ export function collectGarbage(home: StateHome, now: number = Date.now()): GcRep
   const databases: GcDatabaseReport[] = [{ agentId: null, ...sweepExpired(home.db, now) }];
   for (const { agentId } of home.listAgents()) {
     try {
-      databases.push({ agentId, ...sweepExpired(home.agent(agentId, { create: false }).db, now) });
+      const swept = home.withAgent(agentId, ({ db }) => sweepExpired(db, now), { create: false });
+      databases.push({ agentId, ...swept });
+      // Opens no longer write the registry: gc keeps its sizes and last-seen times current.
+      home.refreshAgentRecord(agentId);
     } catch (error) {
       databases.push({ agentId, error: error instanceof Error ? error.message : String(error) });
     }
@@ -60,7 +63,9 @@ function render(report: GcReport): string {
 export function registerGc(program: Command): void {
   const command = program
     .command("gc")
-    .description("delete expired rows (TTL) from the global database and every agent database");
+    .description(
+      "delete expired rows (TTL) from the global database and every agent database; refresh each agent's recorded size and last-seen time",
+    );
   addExamples(command, ["agentstate gc", "agentstate gc --home ~/.agentstate --json"]);
   addHomeOption(command);
   addJsonOption(command);

@@ -44,14 +44,17 @@ function vfsOf(home: StateHome, options: VfsOptions): VirtualAgentFs {
   return agentOf(home, options.agent).vfs.namespace(options.namespace);
 }
 
-/** `withHome` for commands that stream: the home stays open until the stream is done. */
+/** `withHome` for commands that stream: the home and the agent stay open until the stream is done. */
 async function withVfsAsync<T>(
   options: VfsOptions,
   fn: (vfs: VirtualAgentFs) => Promise<T>,
 ): Promise<T> {
   const home = openReadHome(options);
   try {
-    return await fn(vfsOf(home, options));
+    const { agentId } = agentOf(home, options.agent);
+    return await home.withAgent(agentId, (agent) => fn(agent.vfs.namespace(options.namespace)), {
+      create: false,
+    });
   } finally {
     closeHome(home);
   }

@@ -46,13 +46,15 @@ export function liveRoutes({ home, live }: ServerDeps): Hono {
       const ids = params(c, z.object({ agentId, sessionId }));
       const { afterSeq } = query(c, z.strictObject({ afterSeq: integer(0, MAX_SEQ).optional() }));
       let last = resumeSeq(c.req.header("last-event-id"), afterSeq);
-      const agent = home.agent(ids.agentId, { create: false });
-      let session = agent.lifecycle.get(ids.sessionId);
+      let session = home.agent(ids.agentId, { create: false }).lifecycle.get(ids.sessionId);
       return live.stream(c, ids.agentId, {
         // Each round is one short read (a statement, no transaction) before any await: a read
         // transaction held across the stream's writes would keep checkpoints from restarting
         // the WAL for as long as a dashboard stays open (docs/operations.md).
         async send(stream) {
+          // Looked up each round, not kept: the stream outlives any one handle the pool gives out
+          // (the agent stays open while watched, since the change hub pins it).
+          const agent = home.agent(ids.agentId, { create: false });
           const events = agent.transcripts.read(ids.sessionId, { afterSeq: last, limit: BATCH });
           const tail = agent.lifecycle.get(ids.sessionId);
           if (events.length > 0) {

@@ -28,9 +28,9 @@ export function statusRoutes({ home }: ServerDeps, server: { write: boolean }): 
   return new Hono().get("/status", (c) => {
     const { check = false } = query(c, statusQuery);
     const databases = [describe(home.db, null, check)];
-    for (const agent of home.listAgents()) {
+    for (const { agentId } of home.listAgents()) {
       databases.push(
-        describe(home.agent(agent.agentId, { create: false }).db, agent.agentId, check),
+        home.withAgent(agentId, ({ db }) => describe(db, agentId, check), { create: false }),
       );
     }
     return c.json({ home: home.path, databases, server });

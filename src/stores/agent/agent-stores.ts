@@ -36,31 +36,63 @@ export interface AgentStores {
   readonly memory: AgentMemory;
 }
 
+/** A value made on first use, then kept. */
+function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= make();
+    return value;
+  };
+}
+
+/**
+ * The stores over `db`, each made (its statements prepared) on first use: an agent reopened for one
+ * append prepares the transcript statements only, not the hundred-odd of every store.
+ */
 export function createAgentStores(db: Database, agentId: string): AgentStores {
-  const sessions = new SessionStore(db);
-  const transcripts = new TranscriptStore(db, agentId);
-  const branches = new TranscriptBranches(db, transcripts);
-  const snapshots = new SnapshotStore(db, transcripts, branches);
-  const lifecycle = new SessionLifecycle(db, sessions, transcripts, branches, snapshots);
-  return Object.freeze({
-    kv: new KvStore(db),
+  return defineAgentStores({}, db, agentId);
+}
+
+/** `base` with the agent's stores added as lazy, read-only properties; frozen. */
+export function defineAgentStores<Base extends object>(
+  base: Base,
+  db: Database,
+  agentId: string,
+): Base & AgentStores {
+  const sessions = once(() => new SessionStore(db));
+  const transcripts = once(() => new TranscriptStore(db, agentId));
+  const branches = once(() => new TranscriptBranches(db, transcripts()));
+  const snapshots = once(() => new SnapshotStore(db, transcripts(), branches()));
+  const lifecycle = once(
+    () => new SessionLifecycle(db, sessions(), transcripts(), branches(), snapshots()),
+  );
+  const makers: { [K in keyof AgentStores]: () => AgentStores[K] } = {
+    kv: once(() => new KvStore(db)),
     sessions,
     lifecycle,
     transcripts,
     branches,
     snapshots,
-    search: new TranscriptSearch(db, agentId, transcripts.index),
-    vfs: new VfsStore(db),
-    toolArtifacts: new ToolArtifactStore(db),
-    runArtifacts: new RunArtifactStore(db),
-    cache: new CacheStore(db),
-    memory: new AgentMemory(
-      db,
-      lifecycle,
-      new TopicStore(db),
-      new FactStore(db),
-      new MemoryStateStore(db),
-      new ContextSnapshotStore(db),
+    search: once(() => new TranscriptSearch(db, agentId, transcripts().index)),
+    vfs: once(() => new VfsStore(db)),
+    toolArtifacts: once(() => new ToolArtifactStore(db)),
+    runArtifacts: once(() => new RunArtifactStore(db)),
+    cache: once(() => new CacheStore(db)),
+    memory: once(
+      () =>
+        new AgentMemory(
+          db,
+          lifecycle(),
+          new TopicStore(db),
+          new FactStore(db),
+          new MemoryStateStore(db),
+          new ContextSnapshotStore(db),
+        ),
     ),
-  });
+  };
+  const properties: PropertyDescriptorMap = {};
+  for (const [name, make] of Object.entries(makers)) {
+    properties[name] = { get: make, enumerable: true };
+  }
+  return Object.freeze(Object.defineProperties(base, properties)) as Base & AgentStores;
 }

@@ -1,0 +1,178 @@
+import type { Database } from "./db/database.js";
+
+export const DEFAULT_MAX_OPEN_AGENTS = 64;
+/** Far above any useful pool: past it the process runs out of file descriptors anyway. */
+export const MAX_MAX_OPEN_AGENTS = 100_000;
+
+/** What the pool needs of an open agent. */
+export interface PooledAgent {
+  readonly agentId: string;
+  readonly db: Database;
+}
+
+/** How the pool of open agent databases is doing; see `StateHome.agentPool`. */
+export interface AgentPoolStats {
+  /** The cap (`openStateHome({ maxOpenAgents })`). */
+  maxOpenAgents: number;
+  /** Agent databases open now. */
+  open: number;
+  /** Of those, held by at least one pin. */
+  pinned: number;
+  /** Opens since the home was opened (first opens and reopens after an eviction). */
+  opened: number;
+  /** Databases closed to stay under the cap. */
+  evicted: number;
+  /** Opens that went past the cap because every open agent was pinned or mid-transaction. */
+  openedOverCap: number;
+}
+
+interface Entry<T extends PooledAgent> {
+  readonly agent: T;
+  pins: number;
+}
+
+/**
+ * The open agent databases of one home, least recently used first. Past the cap the least recently
+ * used one that is neither pinned nor inside a transaction is closed; when none can be, the pool
+ * grows past the cap instead of failing (an agent in use is never closed under its user).
+ */
+export class AgentPool<T extends PooledAgent> {
+  // A Map iterates in insertion order: re-inserting on use keeps it ordered by recency.
+  private readonly entries = new Map<string, Entry<T>>();
+  private opened = 0;
+  private evicted = 0;
+  private openedOverCap = 0;
+
+  constructor(
+    readonly maxOpen: number,
+    private readonly evictionReason: (agentId: string) => string,
+  ) {}
+
+  /** The open agent, now the most recently used; undefined when it is not open. */
+  use(agentId: string): T | undefined {
+    const entry = this.entries.get(agentId);
+    if (entry === undefined) return undefined;
+    this.entries.delete(agentId);
+    this.entries.set(agentId, entry);
+    return entry.agent;
+  }
+
+  /** Adds a just-opened agent, closing others to make room. */
+  add(agent: T): void {
+    this.entries.set(agent.agentId, { agent, pins: 0 });
+    this.opened++;
+    this.trim(agent.agentId);
+    if (this.entries.size > this.maxOpen) this.openedOverCap++;
+  }
+
+  /** Holds an open agent against eviction; the returned function lets go (once). */
+  pin(agentId: string): () => void {
+    const entry = this.entries.get(agentId);
+    if (entry === undefined) throw new TypeError(`Expected an open agent to pin: ${agentId}`);
+    entry.pins++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      entry.pins--;
+      if (entry.pins === 0) this.trim();
+    };
+  }
+
+  /** The open agents, least recently used first. */
+  values(): T[] {
+    return [...this.entries.values()].map((entry) => entry.agent);
+  }
+
+  stats(): AgentPoolStats {
+    let pinned = 0;
+    for (const entry of this.entries.values()) if (entry.pins > 0) pinned++;
+    return {
+      maxOpenAgents: this.maxOpen,
+      open: this.entries.size,
+      pinned,
+      opened: this.opened,
+      evicted: this.evicted,
+      openedOverCap: this.openedOverCap,
+    };
+  }
+
+  /** Closes every agent database, pinned or not (the home is closing). */
+  closeAll(): void {
+    for (const [agentId, entry] of this.entries) {
+      entry.agent.db.close(`agent "${agentId}" is closed: its home was closed`);
+    }
+    this.entries.clear();
+  }
+
+  private trim(keep?: string): void {
+    if (this.entries.size <= this.maxOpen) return;
+    for (const [agentId, entry] of this.entries) {
+      if (this.entries.size <= this.maxOpen) return;
+      // A transaction in progress means a caller is inside it, pinned or not.
+      if (agentId === keep || entry.pins > 0 || entry.agent.db.inTransaction) continue;
+      this.entries.delete(agentId);
+      entry.agent.db.close(this.evictionReason(agentId));
+      this.evicted++;
+    }
+  }
+}
+
+/**
+ * `run()`'s result, with `release` called once it is done: at once for a value or a throw, when
+ * the promise settles for a promise.
+ */
+export function releasedAfter<R>(run: () => R, release: () => void): R {
+  let result: R;
+  try {
+    result = run();
+  } catch (error) {
+    release();
+    throw error;
+  }
+  if (!isPromiseLike(result)) {
+    release();
+    return result;
+  }
+  return result.then(
+    (value) => {
+      release();
+      return value;
+    },
+    (error: unknown) => {
+      release();
+      throw error;
+    },
+  ) as R;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+export function checkMaxOpenAgents(value: unknown): number {
+  if (
+    typeof value !== "number" ||
+    !Number.isInteger(value) ||
+    value < 1 ||
+    value > MAX_MAX_OPEN_AGENTS
+  ) {
+    throw new TypeError(
+      `Expected maxOpenAgents to be an integer from 1 to ${MAX_MAX_OPEN_AGENTS}, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/** The `E_CLOSED` message of a use of an agent the pool closed. */
+export function evictedMessage(agentId: string, maxOpenAgents: number): string {
+  return (
+    `agent "${agentId}" was closed to keep at most ${maxOpenAgents} agent databases open ` +
+    `(maxOpenAgents); a state from home.agent() is valid only until other agents are opened: ` +
+    `hold it with home.withAgent("${agentId}", fn) or home.pinAgent("${agentId}")`
+  );
+}
