@@ -1,0 +1,90 @@
+import { spawn, spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
+import { agentDbRelativePath, openStateHome } from "../../src/home.js";
+import { useTempDirs } from "../../src/test-support/temp-dir.js";
+import { requireBuild } from "../support/built.js";
+
+const CHILD = fileURLToPath(new URL("../fixtures/pool-child.mjs", import.meta.url));
+const tempDir = useTempDirs();
+
+beforeAll(() => requireBuild());
+
+function messagesOf(home: string, agentId: string): number {
+  const state = openStateHome({ home, readonly: true });
+  try {
+    return state.transcripts
+      .read({ agentId, sessionId: "s" })
+      .filter((stored) => stored.event.type === "message").length;
+  } finally {
+    state.close();
+  }
+}
+
+describe("a process touching many agents", () => {
+  it("stays under a 256-descriptor limit across 2,000 agents, and every event is there afterwards", () => {
+    const home = tempDir();
+    const result = spawnSync(
+      "bash",
+      ["-c", `ulimit -n 256; exec "${process.execPath}" "${CHILD}" touch "${home}" 2000`],
+      { encoding: "utf8", timeout: 240_000 },
+    );
+    expect(result.stderr).not.toContain("EMFILE");
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    const pool = JSON.parse(result.stdout);
+    expect(pool.open).toBeLessThanOrEqual(pool.maxOpenAgents);
+    expect(pool.opened).toBeGreaterThanOrEqual(2000);
+    // A fresh home, one agent at a time, counts what the child stored.
+    const state = openStateHome({ home, readonly: true, maxOpenAgents: 4 });
+    try {
+      const agents = state.listAgents();
+      expect(agents).toHaveLength(2000);
+      let messages = 0;
+      for (const { agentId } of agents) {
+        messages += state.withAgent(
+          agentId,
+          (agent) => agent.transcripts.read("s").filter((e) => e.event.type === "message").length,
+        );
+      }
+      expect(messages).toBe(4000);
+    } finally {
+      state.close();
+    }
+  }, 300_000);
+
+  it("leaves every agent database whole after a SIGKILL in the middle of writes to many open agents", async () => {
+    const home = tempDir();
+    const agents = 120;
+    const child = spawn(process.execPath, [CHILD, "write", home, String(agents)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await new Promise<void>((resolve) => {
+      createInterface({ input: child.stdout }).on("line", (line) => {
+        if (line === "ready") {
+          // Into the next rounds, so the kill lands mid-transaction somewhere.
+          setTimeout(() => {
+            child.kill("SIGKILL");
+            resolve();
+          }, 300);
+        }
+      });
+    });
+    await new Promise((resolve) => child.on("close", resolve));
+    for (let i = 0; i < agents; i++) {
+      const raw = openRawSqlite(join(home, agentDbRelativePath(`agent-${i}`)), {
+        fileMustExist: true,
+      });
+      try {
+        expect(raw.pragma("integrity_check", { simple: true })).toBe("ok");
+      } finally {
+        raw.close();
+      }
+      // Whole batches only: each appendMany committed all its 20 events or none.
+      expect(messagesOf(home, `agent-${i}`) % 20).toBe(0);
+    }
+  }, 120_000);
+});
