@@ -118,6 +118,11 @@ describe("the pool of open agent databases", () => {
     // data_version moves when another connection commits to the file: the home did not.
     expect(raw.pragma("data_version", { simple: true })).toBe(before.version);
     expect(lastSeen.get()).toEqual(before.seen);
+    // What gc does for every agent instead: the row then moves.
+    const seenBefore = (before.seen as { last_seen_at: number }).last_seen_at;
+    while (Date.now() === seenBefore) {}
+    home.refreshAgentRecord("a");
+    expect((lastSeen.get() as { last_seen_at: number }).last_seen_at).toBeGreaterThan(seenBefore);
     raw.close();
     home.close();
   });
