@@ -69,6 +69,19 @@ describe("the pool of open agent databases", () => {
     home.close();
   });
 
+  it("never closes an agent inside a transaction, pinned or not", () => {
+    const home = openStateHome({ home: tempDir(), maxOpenAgents: 1 });
+    const busy = home.agent("busy");
+    busy.db.tx(() => {
+      busy.kv.set("scope", "before", 1);
+      touch(home, 0, 3);
+      busy.kv.set("scope", "after", 2);
+    });
+    expect(busy.kv.list("scope").map((entry) => entry.key)).toEqual(["after", "before"]);
+    expect(home.agentPool.openedOverCap).toBe(3);
+    home.close();
+  });
+
   it("withAgent pins a synchronous body until it returns and an async one until it settles", async () => {
     const home = openStateHome({ home: tempDir(), maxOpenAgents: 1 });
     expect(home.withAgent("sync", (agent) => agent.agentId)).toBe("sync");
