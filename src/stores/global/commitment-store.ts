@@ -2,7 +2,6 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
-import type { JsonValue } from "../json.js";
 import {
   type Clock,
   checkLimit,
@@ -13,6 +12,7 @@ import {
   decodeJson,
   encodeRecord,
 } from "../checks.js";
+import type { JsonValue } from "../json.js";
 import { checkStatus } from "./task-states.js";
 
 export const COMMITMENT_STATUSES = ["pending", "snoozed", "sent", "dismissed", "expired"] as const;

@@ -1,7 +1,6 @@
 import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import type { JsonValue } from "../json.js";
 import {
   type Clock,
   checkLimit,
@@ -13,6 +12,7 @@ import {
   optionalText,
   optionalTime,
 } from "../checks.js";
+import type { JsonValue } from "../json.js";
 
 interface ConversationBindingRow {
   binding_key: string;

@@ -1,8 +1,8 @@
 import { columnsOf } from "../../db/columns.js";
 import { StateError } from "../../db/errors.js";
 import type { CronSchedule } from "../../schedule/schedule.js";
-import type { JsonValue } from "../json.js";
 import { checkStored, decodeJson, isPlainObject } from "../checks.js";
+import type { JsonValue } from "../json.js";
 
 export const CRON_RUN_STATUSES = ["ok", "error", "skipped"] as const;
 export type CronRunStatus = (typeof CRON_RUN_STATUSES)[number];

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { columnsOf } from "../../db/columns.js";
 import { StateError } from "../../db/errors.js";
-import type { JsonValue } from "../json.js";
 import {
   checkInteger,
   checkOptions,
@@ -13,6 +12,7 @@ import {
   optionalText,
   optionalTime,
 } from "../checks.js";
+import type { JsonValue } from "../json.js";
 
 /** The queues the gateway uses; any other name works too. */
 export const OUTBOUND_DELIVERY_QUEUE = "outbound-delivery";

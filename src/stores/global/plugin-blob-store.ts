@@ -2,7 +2,6 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
-import type { JsonValue } from "../json.js";
 import {
   type Clock,
   checkLimit,
@@ -12,6 +11,7 @@ import {
   encodeRecord,
   expiryOf,
 } from "../checks.js";
+import type { JsonValue } from "../json.js";
 import { entryAddress, type PluginStoreOptions } from "./plugin-state-store.js";
 
 /** Metadata describes the bytes (content type, origin …); it is not a second value store. */

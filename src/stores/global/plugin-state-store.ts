@@ -1,8 +1,6 @@
 import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import type { JsonValue } from "../json.js";
-import { prefixUpperBound } from "../kv-store.js";
 import {
   type Clock,
   checkLimit,
@@ -12,6 +10,8 @@ import {
   encodeJson,
   expiryOf,
 } from "../checks.js";
+import type { JsonValue } from "../json.js";
+import { prefixUpperBound } from "../kv-store.js";
 
 /** Plugin state is small structured data; bytes belong in `PluginBlobStore`. */
 export const MAX_PLUGIN_VALUE_BYTES = 256 * 1024;

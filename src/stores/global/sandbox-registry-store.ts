@@ -1,7 +1,6 @@
 import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import type { JsonValue } from "../json.js";
 import {
   type Clock,
   checkLimit,
@@ -10,6 +9,7 @@ import {
   decodeJson,
   encodeRecord,
 } from "../checks.js";
+import type { JsonValue } from "../json.js";
 
 interface SandboxRegistryRow {
   registry_kind: string;

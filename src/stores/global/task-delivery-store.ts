@@ -2,7 +2,6 @@ import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
-import type { JsonValue } from "../json.js";
 import {
   type Clock,
   checkLimit,
@@ -13,6 +12,7 @@ import {
   encodeJson,
   optionalTime,
 } from "../checks.js";
+import type { JsonValue } from "../json.js";
 import { checkStatus, TASK_DELIVERY_STATUSES, type TaskDeliveryStatus } from "./task-states.js";
 
 interface TaskDeliveryRow {

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { columnsOf } from "../../db/columns.js";
-import type { JsonValue } from "../json.js";
 import {
   checkOptions,
   checkStored,
@@ -11,6 +10,7 @@ import {
   optionalText,
   optionalTime,
 } from "../checks.js";
+import type { JsonValue } from "../json.js";
 import { checkStatus, TASK_STATUSES, type TaskStatus } from "./task-states.js";
 
 export const MAX_TASK_RECORD_BYTES = 256 * 1024;
