@@ -20,6 +20,7 @@ import { chooseDriver } from "./db/driver-choice.js";
 import { StateError } from "./db/errors.js";
 import type { JournalMode } from "./db/filesystem.js";
 import { layoutUpgradePending, type UpgradeProgressListener } from "./db/layout-upgrade.js";
+import { rejectUnknownOptions } from "./db/options.js";
 import { settlePendingRestore } from "./db/pending-restore.js";
 import { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
 import { validateAgentId } from "./ids.js";
@@ -159,12 +160,6 @@ type HomeDatabaseOptions = Pick<
   "readonly" | "journalMode" | "driver" | "checkpoints" | "onUpgradeProgress"
 >;
 
-function rejectUnknown(options: object, allowed: Set<string>, where: string): void {
-  for (const key of Object.keys(options)) {
-    if (!allowed.has(key)) throw new TypeError(`Unknown option for ${where}: ${key}`);
-  }
-}
-
 /**
  * An agentstate home: the global control-plane database, opened at once, and one database per
  * agent, opened on first use and registered in `agents` / `agent_databases`. The control-plane
@@ -232,7 +227,7 @@ export class StateHome extends GlobalStores {
    * `maxOpenAgents`): use it at once, or hold it with `withAgent` / `pinAgent`.
    */
   agent(agentId: string, options: AgentOpenOptions = {}): AgentState {
-    rejectUnknown(options, AGENT_OPTION_KEYS, "home.agent");
+    rejectUnknownOptions(options, AGENT_OPTION_KEYS, "home.agent");
     return this.pool.use(agentId) ?? this.openAgent(agentId, options);
   }
 
@@ -392,7 +387,7 @@ function openHomeDatabase(
 }
 
 export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
-  rejectUnknown(options, HOME_OPTION_KEYS, "openStateHome");
+  rejectUnknownOptions(options, HOME_OPTION_KEYS, "openStateHome");
   // Checked before anything opens, so a bad value leaves no handle behind.
   const cap = checkMaxOpenAgents(options.maxOpenAgents ?? DEFAULT_MAX_OPEN_AGENTS);
   const driver = chooseDriver(options.driver);
