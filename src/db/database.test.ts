@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { modeOf, useTempDirs } from "../test-support/temp-dir.js";
@@ -36,6 +36,16 @@ describe("openDatabase", () => {
       expect(modeOf(statSync(file)), file).toBe(0o600);
     }
     db.close();
+  });
+
+  it("leaves the mode of a directory it did not create as it was (a database put into /tmp)", () => {
+    const shared = join(tempDir(), "shared");
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const db = openDatabase({ path: join(shared, "state.sqlite"), role: "global" });
+    db.close();
+    expect(statSync(shared).mode & 0o7777).toBe(0o1777);
+    expect(modeOf(statSync(join(shared, "state.sqlite")))).toBe(0o600);
   });
 
   it("keeps data across close and reopen", () => {

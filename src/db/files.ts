@@ -7,6 +7,7 @@ import {
   openSync,
   readSync,
 } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { StateError } from "./errors.js";
 
 export const DIR_MODE = 0o700;
@@ -17,8 +18,15 @@ const USER_VERSION_OFFSET = 60;
 
 /** Creates a directory (and missing parents) owner-only; tightens it when it already exists. */
 export function ensurePrivateDir(path: string): void {
-  mkdirSync(path, { recursive: true, mode: DIR_MODE });
-  chmodSync(path, DIR_MODE);
+  // Only the directories created here are made owner-only (chmod too: the mode given to mkdir
+  // passes through the umask). One that already existed is the user's: a database put straight
+  // into /tmp must not turn /tmp into 0700.
+  const first = mkdirSync(path, { recursive: true, mode: DIR_MODE });
+  if (first === undefined) return;
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    chmodSync(dir, DIR_MODE);
+    if (dir === resolve(first) || dir === dirname(dir)) break;
+  }
 }
 
 /** Creates an empty owner-only file if nothing is at `path`; never truncates an existing one. */
