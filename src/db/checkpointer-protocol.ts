@@ -23,3 +23,10 @@ export interface CheckpointerData {
   tickMs: number;
   idleMs: number;
 }
+
+/** What `PRAGMA wal_checkpoint(…)` returns: frames in the WAL, and how many are copied back. */
+export interface CheckpointRow {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}

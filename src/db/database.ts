@@ -1,9 +1,11 @@
 import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { processCheckpointer } from "./checkpointer.js";
+import type { CheckpointRow } from "./checkpointer-protocol.js";
 import {
   type CheckpointsMode,
   INLINE_AUTOCHECKPOINT_PAGES,
+  JOURNAL_SIZE_LIMIT,
   resolveCheckpoints,
 } from "./checkpoints.js";
 import { assertNotDamaged } from "./damage-marker.js";
@@ -24,7 +26,13 @@ import { type DatabaseRole, latestSchemaVersion, type MigrationResult, migrate }
 
 export { CONNECTION_PRAGMAS };
 
-import { isReadOnlySql, signalling, WalSignal } from "./wal-signal.js";
+import {
+  CALLER_CATCH_UP_BYTES,
+  type CatchUpResult,
+  isReadOnlySql,
+  signalling,
+  WalSignal,
+} from "./wal-signal.js";
 
 export type CheckpointMode = "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE";
 
@@ -131,9 +139,12 @@ export class Database {
   }
 
   /** The backstop (see `CALLER_CATCH_UP_BYTES`): never inside a transaction, never waiting. */
-  private readonly catchUp = (): boolean => {
-    if (!this.driver.open || this.driver.inTransaction) return false;
-    // TRUNCATE: the WAL starts over from an empty file (so its size tells the frames in use).
+  private readonly catchUp = (): CatchUpResult => {
+    if (!this.driver.open || this.driver.inTransaction) return "owed";
+    // RESTART, not TRUNCATE: truncating a file of tens of MiB, then growing it again frame by
+    // frame, cost three to four times the checkpoint itself on ext4. The file keeps (at most)
+    // CALLER_CATCH_UP_BYTES and the WAL starts over at its start; wal-signal.ts watches for the
+    // file to grow past that again.
     // Between its transactions the writer holds no lock and the thread is held off
     // (Checkpointer.whileHeld), so only a reader or another process can be in the way: it waits
     // at most CATCH_UP_WAIT_MS for them (never the connection's 30 s).
@@ -141,14 +152,41 @@ export class Database {
     // process restarting the WAL at the same moment) must not turn that into an error.
     this.run(`PRAGMA busy_timeout = ${CATCH_UP_WAIT_MS}`);
     try {
-      this.driver.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get();
+      const row = this.driver.prepare<CheckpointRow>("PRAGMA wal_checkpoint(RESTART)").get();
+      if (row?.busy !== 0) return "refused";
+      this.restartWal();
+      return "restarted";
     } catch {
-      // Tried again once the WAL has grown further.
+      return "refused"; // Tried again once the WAL has grown further.
     } finally {
       this.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
-    return true;
   };
+
+  /**
+   * SQLite starts the WAL over in the first commit after a complete checkpoint, but only if no
+   * other connection holds a read-mark lock at that instant; the thread's next round takes them
+   * briefly, and a restart missed that way is missed until the next catch-up. So the writer
+   * commits at once, while the thread is still held: the smallest write there is, the schema
+   * version rewritten unchanged (read inside the transaction: another process may migrate).
+   * For that commit the size limit is the catch-up size: the restart cuts off only the frames
+   * written past it since the last check (a few MiB at most), so the file does not creep upward
+   * catch-up after catch-up.
+   */
+  private restartWal(): void {
+    this.driver.exec(`PRAGMA journal_size_limit = ${CALLER_CATCH_UP_BYTES}`);
+    this.driver.exec("BEGIN IMMEDIATE");
+    try {
+      const row = this.driver.prepare<{ user_version: number }>("PRAGMA user_version").get();
+      this.driver.exec(`PRAGMA user_version = ${row?.user_version ?? 0}`);
+      this.driver.exec("COMMIT");
+    } catch (error) {
+      if (this.driver.inTransaction) this.driver.exec("ROLLBACK");
+      throw error;
+    } finally {
+      this.driver.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+    }
+  }
 
   /** The checkpointer thread died: SQLite's own auto-checkpoint takes over again. */
   private readonly toInline = (): void => {

@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import type { CheckpointRow } from "./checkpointer-protocol.js";
 import type { DriverFactory, SqlDriver, SqlStatement } from "./driver.js";
 
 /**
@@ -6,6 +7,13 @@ import type { DriverFactory, SqlDriver, SqlStatement } from "./driver.js";
  * the writer writes, the writer itself keeps the WAL bounded (wal-signal.ts).
  */
 export const RESTART_FROM_BYTES = 16 * 1024 * 1024;
+
+/**
+ * How long the writer must have announced no new frames before the thread truncates its file:
+ * a truncation takes the write lock, and a writer that waits for it sleeps in SQLite's busy
+ * handler for whole milliseconds. Writers announce every 20 ms while they write (wal-signal.ts).
+ */
+const QUIET_MS = 100;
 
 /**
  * A refused truncation (a new write came in, or a reader holds its snapshot) is retried at once
@@ -21,12 +29,6 @@ function retryDelayMs(refusals: number): number {
  * write lock while it waits for readers, so this is also the longest a writer can be held up.
  */
 const CATCH_UP_BUSY_MS = 20;
-
-interface CheckpointRow {
-  busy: number;
-  log: number;
-  checkpointed: number;
-}
 
 interface Kept {
   readonly driver: SqlDriver;
@@ -136,7 +138,8 @@ export class WalKeeper {
     const passive = kept.passive.get();
     const caughtUp =
       passive !== undefined && passive.busy === 0 && passive.log === passive.checkpointed;
-    if (caughtUp && walFileBytes(path) > this.restartFrom && now >= kept.restartAfter) {
+    const quiet = now - kept.activeAt >= QUIET_MS;
+    if (caughtUp && quiet && walFileBytes(path) > this.restartFrom && now >= kept.restartAfter) {
       const cut = kept.truncate.get();
       kept.refusals = cut?.busy === 0 ? 0 : kept.refusals + 1;
       kept.restartAfter = now + retryDelayMs(kept.refusals);

@@ -6,7 +6,7 @@ import type { DriverName, SqlStatement } from "./driver.js";
 const ANNOUNCE_MS = 20;
 
 /**
- * Past this -wal size the writer truncates the WAL itself, between its transactions. Under a
+ * Past this -wal size the writer starts the WAL over itself, between its transactions. Under a
  * continuous writer nothing else can: the thread's PASSIVE rounds never catch up (each stops at
  * the frames that existed when it started, and SQLite restarts the WAL only after one that did),
  * and a RESTART from the thread needs the write lock, which a writer in a tight loop takes back
@@ -15,8 +15,16 @@ const ANNOUNCE_MS = 20;
  */
 export const CALLER_CATCH_UP_BYTES = 24 * 1024 * 1024;
 
-/** After a catch-up that could not truncate the WAL, how much it must grow before the next. */
+/** After a catch-up that could not restart the WAL, how much it must grow before the next. */
 const RETRY_GROWTH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * What a catch-up did: `owed` when the caller was inside a transaction (run it after the commit),
+ * `restarted` when the WAL starts over at the beginning of its file, `refused` when a reader or
+ * another process was in the way.
+ */
+export type CatchUpResult = "owed" | "restarted" | "refused";
+
 
 /** The longest a writer waits for the thread's round in progress before its own catch-up. */
 const CATCH_UP_WAIT_MS = 5;
@@ -27,8 +35,8 @@ export const callerCatchUps = { count: 0, longestMs: 0 };
 export interface WalSignalHooks {
   /** The thread cannot serve any more: back to SQLite's own auto-checkpoint. */
   fallback: () => void;
-  /** Checkpoints on the caller's connection; false when it cannot now (inside a transaction). */
-  catchUp: () => boolean;
+  /** Checkpoints on the caller's connection and starts the WAL over. */
+  catchUp: () => CatchUpResult;
 }
 
 /**
@@ -41,8 +49,14 @@ export class WalSignal {
   private timer: NodeJS.Timeout | null = null;
   /** A backstop catch-up found the caller inside a transaction: run it after the commit. */
   private owed = false;
-  /** The -wal size after a catch-up that could not truncate it (0: the last one did). */
-  private refusedAt = 0;
+  /**
+   * The -wal size that calls for the next catch-up. A restarted WAL reuses its file from the
+   * start, so the file grows again only once the frames in use pass its size: that growth is
+   * the signal. A file that shrank (the thread truncated it when the writer went quiet) starts
+   * over at CALLER_CATCH_UP_BYTES.
+   */
+  private nextAt = CALLER_CATCH_UP_BYTES;
+  private lastSize = 0;
 
   constructor(
     private readonly checkpointer: Checkpointer,
@@ -80,18 +94,24 @@ export class WalSignal {
 
   private guard(): void {
     // The file's size, never its contents: opening and closing the -shm (or the database) from
-    // here would drop SQLite's POSIX locks on it for the whole process. The catch-up truncates
-    // the file, so its size is the frames in use; one that cannot (a reader holds the WAL) is
-    // tried again once the file has grown by a step.
-    const size = statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+    // here would drop SQLite's POSIX locks on it for the whole process.
+    const size = walBytes(this.path);
+    if (size < this.lastSize) this.nextAt = CALLER_CATCH_UP_BYTES;
+    this.lastSize = size;
     this.owed = false;
-    if (size < Math.max(CALLER_CATCH_UP_BYTES, this.refusedAt + RETRY_GROWTH_BYTES)) return;
+    if (size < this.nextAt) return;
     const started = performance.now();
     const done = this.checkpointer.whileHeld(CATCH_UP_WAIT_MS, this.hooks.catchUp);
-    this.owed = done === false;
-    if (done !== true) return;
-    const after = statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
-    this.refusedAt = after >= CALLER_CATCH_UP_BYTES ? after : 0;
+    if (done === undefined || done === "owed") {
+      this.owed = done === "owed";
+      return;
+    }
+    const after = walBytes(this.path);
+    this.lastSize = after;
+    this.nextAt = Math.max(
+      CALLER_CATCH_UP_BYTES,
+      done === "restarted" ? after + 1 : after + RETRY_GROWTH_BYTES,
+    );
     const ms = performance.now() - started;
     callerCatchUps.count++;
     callerCatchUps.longestMs = Math.max(callerCatchUps.longestMs, ms);
@@ -103,6 +123,10 @@ export class WalSignal {
     this.since = 0;
     this.checkpointer.detach(this.path, this.hooks.fallback);
   }
+}
+
+function walBytes(path: string): number {
+  return statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
 }
 
 /** Statements that cannot add WAL frames (a SELECT, a pragma read) are not watched. */

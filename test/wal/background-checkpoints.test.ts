@@ -11,6 +11,8 @@ import { node24 } from "../support/runtimes.js";
 const run = promisify(execFile);
 const APPENDER = new URL("../fixtures/wal-appender.mjs", import.meta.url).pathname;
 const LIMIT = 64 * 1024 * 1024;
+/** The -wal size past which the writer catches up itself (src/db/wal-signal.ts). */
+const CATCH_UP_BYTES = 24 * 1024 * 1024;
 const tempDir = useTempDirs();
 
 // The built package: only there does the checkpointer thread's compiled entry exist.
@@ -86,6 +88,26 @@ describe("background checkpoints", () => {
     // It did work: without checkpoints 50,000 commits of a 4 KiB page each pass 190 MiB.
     expect(samples.length).toBe(500);
     expect(rowCount(db)).toBe(50_000);
+    expect(db.integrityCheck()).toEqual(["ok"]);
+    db.close();
+  }, 120_000);
+
+  it("starts the WAL over in its own file under a tight loop instead of truncating it", () => {
+    const path = join(tempDir(), "restart.sqlite");
+    const { db, append } = openTable(path);
+    const sizes = new Set<number>();
+    for (let i = 0; i < 40_000; i++) {
+      append();
+      if (i % 50 === 0) sizes.add(walBytes(path));
+    }
+    // A WAL that grows frame by frame from nothing is 32 + n × (4096 + 24) bytes: 24 MiB is no
+    // such size. Seen while the loop runs, it is the file a catch-up restarted and cut back to
+    // CALLER_CATCH_UP_BYTES, the frames written since reusing it from its start.
+    const frames = (bytes: number) => (bytes - 32) / (4096 + 24);
+    expect(Number.isInteger(frames(CATCH_UP_BYTES))).toBe(false);
+    expect(sizes.has(CATCH_UP_BYTES)).toBe(true);
+    expect(Math.max(...sizes)).toBeLessThan(LIMIT);
+    expect(rowCount(db)).toBe(40_000);
     expect(db.integrityCheck()).toEqual(["ok"]);
     db.close();
   }, 120_000);
