@@ -18,6 +18,7 @@ import { VFS_CHUNK_COLUMNS, VFS_ENTRY_COLUMNS } from "../stores/agent/vfs-table.
 import { BACKUP_RUN_COLUMNS } from "../stores/global/backup-run-store.js";
 import { COMMITMENT_COLUMNS } from "../stores/global/commitment-store.js";
 import { CONVERSATION_BINDING_COLUMNS } from "../stores/global/conversation-binding-store.js";
+import { CONVERSATION_COLUMNS } from "../stores/global/conversation-store.js";
 import { CRON_JOB_COLUMNS, CRON_RUN_LOG_COLUMNS } from "../stores/global/cron-rows.js";
 import { DELIVERY_QUEUE_COLUMNS } from "../stores/global/delivery-queue-rows.js";
 import { FLOW_RUN_COLUMNS } from "../stores/global/flow-store.js";
@@ -70,6 +71,7 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     subagent_runs: SUBAGENT_RUN_COLUMNS,
     delivery_queue_entries: DELIVERY_QUEUE_COLUMNS,
     current_conversation_bindings: CONVERSATION_BINDING_COLUMNS,
+    conversations: CONVERSATION_COLUMNS,
     commitments: COMMITMENT_COLUMNS,
     tui_last_sessions: TUI_LAST_SESSION_COLUMNS,
     sandbox_registry_entries: SANDBOX_REGISTRY_COLUMNS,

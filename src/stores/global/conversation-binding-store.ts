@@ -1,6 +1,7 @@
 import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
+import { StateError } from "../../db/errors.js";
 import {
   type Clock,
   checkLimit,
@@ -13,6 +14,7 @@ import {
   optionalTime,
 } from "../checks.js";
 import type { JsonValue } from "../json.js";
+import { ConversationStore } from "./conversation-store.js";
 
 interface ConversationBindingRow {
   binding_key: string;
@@ -25,6 +27,7 @@ interface ConversationBindingRow {
   bound_at: number;
   expires_at: number | null;
   record_json: string;
+  conversation_ref: string | null;
 }
 
 export const CONVERSATION_BINDING_COLUMNS = columnsOf<ConversationBindingRow>()(
@@ -38,6 +41,7 @@ export const CONVERSATION_BINDING_COLUMNS = columnsOf<ConversationBindingRow>()(
   "bound_at",
   "expires_at",
   "record_json",
+  "conversation_ref",
 );
 
 export interface NewConversationBinding {
@@ -57,6 +61,11 @@ export interface NewConversationBinding {
   /** Time to live in ms; the binding lapses afterwards. Default: until unbound. */
   ttlMs?: number;
   record?: { [key: string]: JsonValue };
+  /**
+   * The `conversations` row this binding is for. Default: the conversation resolved from
+   * `channel`, `accountId` and `conversationId` (as its peer, without a thread).
+   */
+  conversationRef?: string;
 }
 
 export interface ConversationBinding {
@@ -70,6 +79,8 @@ export interface ConversationBinding {
   boundAt: number;
   expiresAt: number | null;
   record: { [key: string]: JsonValue };
+  /** The `conversations` row it routes; null for a binding stored before conversations existed. */
+  conversationRef: string | null;
 }
 
 const KEYS = [
@@ -83,6 +94,7 @@ const KEYS = [
   "boundAt",
   "ttlMs",
   "record",
+  "conversationRef",
 ];
 const LIVE = "(expires_at IS NULL OR expires_at > @now)";
 
@@ -98,6 +110,7 @@ function fromRow(row: ConversationBindingRow): ConversationBinding {
     boundAt: row.bound_at,
     expiresAt: row.expires_at,
     record: decodeJson(`conversation binding ${row.binding_key}`, row.record_json),
+    conversationRef: row.conversation_ref,
   };
 }
 
@@ -106,14 +119,19 @@ function fromRow(row: ConversationBindingRow): ConversationBinding {
  * one row per conversation. Expired bindings vanish from reads and go at the next sweep.
  */
 export class ConversationBindingStore {
+  private readonly db: Database;
   private readonly clock: Clock;
+  private readonly conversations: ConversationStore;
   private readonly upsert: SqlStatement<ConversationBindingRow>;
   private readonly selectOne: SqlStatement<ConversationBindingRow>;
   private readonly deleteOne: SqlStatement;
   private readonly bySession: SqlStatement<ConversationBindingRow>;
+  private readonly byConversation: SqlStatement<ConversationBindingRow>;
 
   constructor(db: Database, options: { clock?: Clock } = {}) {
+    this.db = db;
     this.clock = checkOptions(options, ["clock"], "ConversationBindingStore").clock ?? Date.now;
+    this.conversations = new ConversationStore(db, { clock: this.clock });
     const columns = CONVERSATION_BINDING_COLUMNS;
     this.upsert = db.prepare(
       `INSERT INTO current_conversation_bindings (${columns.join(", ")})
@@ -132,11 +150,22 @@ export class ConversationBindingStore {
       `SELECT * FROM current_conversation_bindings WHERE target_session_key = @sessionKey AND ${LIVE}
        ORDER BY bound_at, binding_key LIMIT @limit`,
     );
+    this.byConversation = db.prepare(
+      `SELECT * FROM current_conversation_bindings WHERE conversation_ref = @ref AND ${LIVE}
+       ORDER BY bound_at, binding_key LIMIT @limit`,
+    );
   }
 
-  /** Binds a conversation to a session, replacing any earlier binding under the same key. */
+  /**
+   * Binds a conversation to a session, replacing any earlier binding under the same key.
+   * E_NOT_FOUND when `conversationRef` names no conversation.
+   */
   bind(binding: NewConversationBinding): ConversationBinding {
     const b = checkOptions(binding, KEYS, "ConversationBindingStore.bind");
+    return this.db.tx(() => this.store(b));
+  }
+
+  private store(b: NewConversationBinding): ConversationBinding {
     const channel = checkText("channel", b.channel, 256);
     const accountId = optionalText("accountId", b.accountId, 256);
     const conversationId = checkText("conversationId", b.conversationId);
@@ -145,6 +174,7 @@ export class ConversationBindingStore {
         ? `${channel}:${accountId ?? ""}:${conversationId}`
         : checkText("bindingKey", b.bindingKey);
     const now = this.clock();
+    const conversationRef = this.conversationFor(b, channel, accountId, conversationId);
     const row = this.upsert.get({
       binding_key: key,
       binding_id: b.bindingId === undefined ? key : checkText("bindingId", b.bindingId),
@@ -156,8 +186,28 @@ export class ConversationBindingStore {
       bound_at: optionalTime("boundAt", b.boundAt) ?? now,
       expires_at: expiryOf(now, b.ttlMs),
       record_json: encodeRecord(`conversation binding ${key}`, b.record ?? {}, 64 * 1024),
+      conversation_ref: conversationRef,
     });
     return fromRow(row as ConversationBindingRow);
+  }
+
+  private conversationFor(
+    b: NewConversationBinding,
+    channel: string,
+    accountId: string | null,
+    peerId: string,
+  ): string {
+    if (b.conversationRef === undefined) {
+      return this.conversations.resolve({ channel, accountId: accountId ?? undefined, peerId })
+        .conversationId;
+    }
+    const ref = checkText("conversationRef", b.conversationRef, 256);
+    if (!this.conversations.get(ref)) {
+      throw new StateError("E_NOT_FOUND", `no conversation ${ref} to bind`, {
+        details: { conversationRef: ref },
+      });
+    }
+    return ref;
   }
 
   get(bindingKey: string): ConversationBinding | undefined {
@@ -175,6 +225,25 @@ export class ConversationBindingStore {
     return this.bySession
       .all({
         sessionKey: checkText("targetSessionKey", targetSessionKey),
+        now: this.clock(),
+        limit: checkLimit(limit),
+      })
+      .map(fromRow);
+  }
+
+  /** Live bindings made for a conversation (an id from `conversations.resolve`), oldest first. */
+  listByConversation(
+    conversationRef: string,
+    options: { limit?: number } = {},
+  ): ConversationBinding[] {
+    const { limit } = checkOptions(
+      options,
+      ["limit"],
+      "ConversationBindingStore.listByConversation",
+    );
+    return this.byConversation
+      .all({
+        ref: checkText("conversationRef", conversationRef, 256),
         now: this.clock(),
         limit: checkLimit(limit),
       })

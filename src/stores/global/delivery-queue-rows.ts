@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { columnsOf } from "../../db/columns.js";
 import { StateError } from "../../db/errors.js";
+import { validateAgentId } from "../../ids.js";
 import {
   checkInteger,
   checkOptions,
@@ -18,7 +19,12 @@ import type { JsonValue } from "../json.js";
 export const OUTBOUND_DELIVERY_QUEUE = "outbound-delivery";
 export const SESSION_DELIVERY_QUEUE = "session-delivery";
 
-export const DELIVERY_STATUSES = ["pending", "failed"] as const;
+/**
+ * `pending`: waiting, leased, or backing off. `sending`: the holder began the platform call.
+ * `sent`: settled, kept as a receipt. `failed`: dead letter (or dropped). `unknown`: a send was
+ * begun and its holder's lease lapsed before it settled: maybe sent, never handed out again by itself.
+ */
+export const DELIVERY_STATUSES = ["pending", "sending", "sent", "failed", "unknown"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export interface DeliveryQueueRow {
@@ -37,6 +43,12 @@ export interface DeliveryQueueRow {
   enqueued_at: number;
   updated_at: number;
   failed_at: number | null;
+  idempotency_key: string | null;
+  agent_id: string | null;
+  conversation_id: string | null;
+  send_started_at: number | null;
+  settled_at: number | null;
+  platform_message_id: string | null;
 }
 
 export const DELIVERY_QUEUE_COLUMNS = columnsOf<DeliveryQueueRow>()(
@@ -55,12 +67,18 @@ export const DELIVERY_QUEUE_COLUMNS = columnsOf<DeliveryQueueRow>()(
   "enqueued_at",
   "updated_at",
   "failed_at",
+  "idempotency_key",
+  "agent_id",
+  "conversation_id",
+  "send_started_at",
+  "settled_at",
+  "platform_message_id",
 );
 
 export interface DeliveryEntry {
   queue: string;
   id: string;
-  /** `pending` (waiting, leased, or backing off) or `failed` (dead letter). */
+  /** See `DELIVERY_STATUSES`. A `sending` entry whose lease lapsed reads as `unknown`. */
   status: DeliveryStatus;
   payload: JsonValue;
   sessionKey: string | null;
@@ -78,6 +96,17 @@ export interface DeliveryEntry {
   updatedAt: number;
   /** When it became a dead letter. */
   failedAt: number | null;
+  /** Unique per queue: enqueueing it again returns this entry instead of adding one. */
+  idempotencyKey: string | null;
+  agentId: string | null;
+  /** The `conversations` row the reply goes to. */
+  conversationId: string | null;
+  /** When the holder began the platform call (`beginSend`); cleared when the send failed. */
+  sendStartedAt: number | null;
+  /** When it was settled as sent. */
+  settledAt: number | null;
+  /** The platform's id of the message sent, when the platform gave one. */
+  platformMessageId: string | null;
 }
 
 /** An entry this caller now holds: deliver it, then `ack` or `fail` with `leaseId`. */
@@ -88,12 +117,17 @@ export interface ClaimedDelivery extends DeliveryEntry {
   leaseExpiresAt: number;
 }
 
-export function entryFromRow(row: DeliveryQueueRow): DeliveryEntry {
+/**
+ * Maps a row as of `now`: a send begun under a lease that has since lapsed is `unknown` even before
+ * a writer records it so (reads stay read-only).
+ */
+export function entryFromRow(row: DeliveryQueueRow, now: number): DeliveryEntry {
   const what = `delivery ${row.queue_name}/${row.id}`;
+  const stored = checkStored(`${what} status`, row.status, DELIVERY_STATUSES);
   return {
     queue: row.queue_name,
     id: row.id,
-    status: checkStored(`${what} status`, row.status, DELIVERY_STATUSES),
+    status: stored === "sending" && row.available_at <= now ? "unknown" : stored,
     payload: decodeJson(`${what} payload`, row.entry_json),
     sessionKey: row.session_key,
     channel: row.channel,
@@ -106,11 +140,17 @@ export function entryFromRow(row: DeliveryQueueRow): DeliveryEntry {
     enqueuedAt: row.enqueued_at,
     updatedAt: row.updated_at,
     failedAt: row.failed_at,
+    idempotencyKey: row.idempotency_key,
+    agentId: row.agent_id,
+    conversationId: row.conversation_id,
+    sendStartedAt: row.send_started_at,
+    settledAt: row.settled_at,
+    platformMessageId: row.platform_message_id,
   };
 }
 
-export function claimedFromRow(row: DeliveryQueueRow): ClaimedDelivery {
-  const entry = entryFromRow(row);
+export function claimedFromRow(row: DeliveryQueueRow, now: number): ClaimedDelivery {
+  const entry = entryFromRow(row, now);
   return {
     ...entry,
     leaseOwner: row.lease_owner as string,
@@ -127,6 +167,14 @@ export interface NewDeliveryEntry {
   payload: JsonValue;
   sessionKey?: string;
   channel?: string;
+  /**
+   * A key unique per queue, e.g. the turn and reply it delivers: enqueueing an existing key
+   * returns the entry already stored (whatever its status) and adds nothing.
+   */
+  idempotencyKey?: string;
+  agentId?: string;
+  /** An id from `conversations.resolve` (E_NOT_FOUND when there is no such conversation). */
+  conversationId?: string;
   /** Not claimable before this time (default: at once). */
   availableAt?: number;
   /** For imports of queued or dead-lettered entries. */
@@ -141,6 +189,9 @@ const ENQUEUE_KEYS = [
   "payload",
   "sessionKey",
   "channel",
+  "idempotencyKey",
+  "agentId",
+  "conversationId",
   "availableAt",
   "enqueuedAt",
   "retryCount",
@@ -166,6 +217,9 @@ export function enqueueParams(queue: string, entry: NewDeliveryEntry, now: numbe
     payload: encodeJson(`delivery ${queue}/${id} payload`, e.payload, MAX_DELIVERY_PAYLOAD_BYTES),
     sessionKey: optionalText("sessionKey", e.sessionKey),
     channel: optionalText("channel", e.channel, 256),
+    idempotencyKey: optionalText("idempotencyKey", e.idempotencyKey, 512),
+    agentId: e.agentId === undefined ? null : validateAgentId(e.agentId),
+    conversationId: optionalText("conversationId", e.conversationId, 256),
     availableAt: optionalTime("availableAt", e.availableAt) ?? now,
     retryCount: e.retryCount === undefined ? 0 : checkInteger("retryCount", e.retryCount, 0, 1e6),
     lastError: optionalErrorText(e.lastError),

@@ -19,7 +19,7 @@ function queue(options: Omit<DeliveryQueueOptions, "clock"> = {}) {
 const payload = (text: string) => ({ channel: "telegram", to: "chat-1", payloads: [{ text }] });
 
 describe("DeliveryQueueStore", () => {
-  it("claims the oldest due entry with a lease and removes it on ack", () => {
+  it("claims the oldest due entry with a lease and settles it as sent on ack", () => {
     const { queue: q, clock } = queue();
     q.enqueue(Q, {
       id: "a",
@@ -45,8 +45,10 @@ describe("DeliveryQueueStore", () => {
     expect(q.claim(Q, "worker-3")).toBeUndefined();
     expect(q.counts(Q)).toEqual({ pending: 1, leased: 2, failed: 0 });
     q.ack(Q, "a", claimed?.leaseId as string);
-    expect(q.get(Q, "a")).toBeUndefined();
-    expectStateError(() => q.ack(Q, "a", claimed?.leaseId as string), "E_NOT_FOUND");
+    // ack used to delete the entry; it is kept as a `sent` receipt now, so that its idempotency
+    // key still stops a re-run turn from queueing the reply again. A second ack is refused.
+    expect(q.get(Q, "a")).toMatchObject({ status: "sent", settledAt: clock.now(), leaseId: null });
+    expectStateError(() => q.ack(Q, "a", claimed?.leaseId as string), "E_CONFLICT", /is sent/);
     expect(q.get(SESSION_DELIVERY_QUEUE, "a")?.payload).toBe("other queue, same id");
     expectStateError(() => q.enqueue(Q, { id: "b", payload: 1 }), "E_CONFLICT", /already queued/);
   });

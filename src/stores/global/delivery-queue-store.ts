@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import { StateError } from "../../db/errors.js";
+import { isStateError, StateError } from "../../db/errors.js";
+import { validateAgentId } from "../../ids.js";
 import {
   type Clock,
   checkInteger,
@@ -9,6 +10,7 @@ import {
   checkOptions,
   checkText,
   errorText,
+  optionalText,
 } from "../checks.js";
 import {
   type ClaimedDelivery,
@@ -20,8 +22,31 @@ import {
   type NewDeliveryEntry,
 } from "./delivery-queue-rows.js";
 import { QUEUE_SQL } from "./delivery-queue-sql.js";
+import {
+  checkDecision,
+  checkPolicyAnswer,
+  checkReceiptStatus,
+  type ReceiptQuery,
+  type ReconcileReport,
+  receiptDriver,
+  type SettleOptions,
+  type UnknownDecision,
+  type UnknownPolicy,
+} from "./delivery-receipts.js";
 
-export type { ClaimedDelivery, DeliveryEntry, NewDeliveryEntry } from "./delivery-queue-rows.js";
+export type {
+  ClaimedDelivery,
+  DeliveryEntry,
+  DeliveryStatus,
+  NewDeliveryEntry,
+} from "./delivery-queue-rows.js";
+export type {
+  ReceiptQuery,
+  ReconcileReport,
+  SettleOptions,
+  UnknownDecision,
+  UnknownPolicy,
+} from "./delivery-receipts.js";
 
 export interface DeliveryQueueOptions {
   clock?: Clock;
@@ -33,6 +58,8 @@ export interface DeliveryQueueOptions {
   backoffBaseMs?: number;
   /** Longest delay between retries (default 1 h). */
   backoffMaxMs?: number;
+  /** What `reconcileUnknown` does with each send of unknown outcome (default: `keep`). */
+  onUnknown?: UnknownPolicy;
 }
 
 export interface FailOptions {
@@ -40,50 +67,59 @@ export interface FailOptions {
   permanent?: boolean;
 }
 
-const STORE_OPTIONS = ["clock", "leaseMs", "maxAttempts", "backoffBaseMs", "backoffMaxMs"];
+const STORE_OPTIONS = [
+  "clock",
+  "leaseMs",
+  "maxAttempts",
+  "backoffBaseMs",
+  "backoffMaxMs",
+  "onUnknown",
+];
+
+type Statements = { readonly [K in keyof typeof QUEUE_SQL]: SqlStatement<DeliveryQueueRow> };
 
 /**
- * Durable delivery queues (`delivery_queue_entries`), at-least-once: a worker `claim`s an entry,
- * which leases it for `leaseMs`; `ack` removes it; `fail` schedules a retry with exponential
- * backoff or, after `maxAttempts` failures, keeps it as a dead letter (`listFailed`, `retry`).
- * When a worker dies holding a lease, the entry becomes claimable again once the lease lapses.
- * Every operation is one atomic SQL statement (see `QUEUE_SQL`): two claimers never get the same
- * entry, and an `ack` or `fail` from a holder whose lease lapsed and was re-claimed is refused.
+ * Durable delivery queues (`delivery_queue_entries`) with receipts. A worker `claim`s an entry,
+ * which leases it for `leaseMs`; records `beginSend` before the platform call; then `settle`s it
+ * (kept as a `sent` receipt) or `fail`s it, which schedules a retry with exponential backoff or,
+ * after `maxAttempts` failures, keeps it as a dead letter (`listFailed`, `retry`).
+ * When a worker dies holding a lease before `beginSend`, the entry becomes claimable again once the
+ * lease lapses; when it dies after, the entry is `unknown` (maybe sent) and waits for the
+ * gateway's `resolveUnknown` or `reconcileUnknown`. Every operation is one atomic SQL statement
+ * (see `QUEUE_SQL`): two claimers never get the same entry, and a call from a holder whose lease
+ * lapsed and was re-claimed is refused.
  */
 export class DeliveryQueueStore {
-  readonly options: Readonly<Required<Omit<DeliveryQueueOptions, "clock">>>;
+  readonly options: Readonly<Required<Omit<DeliveryQueueOptions, "clock" | "onUnknown">>>;
   private readonly clock: Clock;
-  private readonly insert: SqlStatement<DeliveryQueueRow>;
-  private readonly claimOne: SqlStatement<DeliveryQueueRow>;
-  private readonly deleteLeased: SqlStatement;
-  private readonly failLeased: SqlStatement<DeliveryQueueRow>;
-  private readonly extendLease: SqlStatement<DeliveryQueueRow>;
-  private readonly selectOne: SqlStatement<DeliveryQueueRow>;
-  private readonly failedPage: SqlStatement<DeliveryQueueRow>;
-  private readonly requeue: SqlStatement<DeliveryQueueRow>;
-  private readonly deleteOne: SqlStatement;
+  private readonly onUnknown: UnknownPolicy | undefined;
+  private readonly sql: Statements;
   private readonly countAll: SqlStatement<{ pending: number; leased: number; failed: number }>;
 
   constructor(db: Database, options: DeliveryQueueOptions = {}) {
     const checked = checkOptions(options, STORE_OPTIONS, "DeliveryQueueStore");
+    if (checked.onUnknown !== undefined && typeof checked.onUnknown !== "function") {
+      throw new TypeError("Expected onUnknown to be a function");
+    }
     this.clock = checked.clock ?? Date.now;
+    this.onUnknown = checked.onUnknown;
     this.options = queueSettings(checked);
-    this.insert = db.prepare(QUEUE_SQL.insert);
-    this.claimOne = db.prepare(QUEUE_SQL.claim);
-    this.deleteLeased = db.prepare(QUEUE_SQL.ack);
-    this.failLeased = db.prepare(QUEUE_SQL.fail);
-    this.extendLease = db.prepare(QUEUE_SQL.extend);
-    this.selectOne = db.prepare(QUEUE_SQL.select);
-    this.failedPage = db.prepare(QUEUE_SQL.failedPage);
-    this.requeue = db.prepare(QUEUE_SQL.retry);
-    this.deleteOne = db.prepare(QUEUE_SQL.delete);
+    const prepared: Record<string, SqlStatement<DeliveryQueueRow>> = {};
+    for (const [name, text] of Object.entries(QUEUE_SQL)) prepared[name] = db.prepare(text);
+    this.sql = prepared as Statements;
     this.countAll = db.prepare(QUEUE_SQL.counts);
   }
 
-  /** Adds an entry to a queue, claimable from `availableAt` (default now). */
+  /**
+   * Adds an entry to a queue, claimable from `availableAt` (default now). With an
+   * `idempotencyKey` already in the queue, returns that entry (in whatever state it is) instead.
+   */
   enqueue(queue: string, entry: NewDeliveryEntry): DeliveryEntry {
-    const params = enqueueParams(checkQueue(queue), entry, this.clock());
-    const row = this.insert.get(params);
+    const now = this.clock();
+    const params = enqueueParams(checkQueue(queue), entry, now);
+    const row =
+      this.sql.insert.get(params) ??
+      (params.idempotencyKey === null ? undefined : this.sql.byIdempotencyKey.get(params));
     if (!row) {
       throw new StateError(
         "E_CONFLICT",
@@ -93,7 +129,7 @@ export class DeliveryQueueStore {
         },
       );
     }
-    return entryFromRow(row);
+    return entryFromRow(row, now);
   }
 
   /**
@@ -111,26 +147,63 @@ export class DeliveryQueueStore {
       "DeliveryQueueStore.claim",
     );
     const now = this.clock();
-    const row = this.claimOne.get({
+    const row = this.sql.claim.get({
       queue: checkQueue(queue),
       owner: checkText("lease owner", owner, 256),
       leaseId: randomUUID(),
       now,
       leaseUntil: now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now),
     });
-    return row ? claimedFromRow(row) : undefined;
+    return row ? claimedFromRow(row, now) : undefined;
   }
 
-  /** Delivered: removes the entry. E_CONFLICT when the lease was lost to another claimer. */
-  ack(queue: string, id: string, leaseId: string): void {
+  /**
+   * Records that the platform call is about to start; call it, and let it return, before calling
+   * the platform. From then on a lapse of the lease makes the entry `unknown` instead of
+   * claimable. E_CONFLICT when the lease lapsed or was lost, or the send was already begun.
+   */
+  beginSend(queue: string, id: string, leaseId: string): ClaimedDelivery {
     const params = this.leaseParams(queue, id, leaseId);
-    if (this.deleteLeased.run(params).changes === 0) throw this.leaseLost(params);
+    const now = this.clock();
+    const row = this.sql.beginSend.get({ ...params, now });
+    if (!row) throw this.leaseLost(params, now);
+    return claimedFromRow(row, now);
+  }
+
+  /**
+   * Delivered: settles the entry as `sent` and keeps it as a receipt. E_CONFLICT when the lease
+   * was lost to another claimer or the entry was already settled.
+   */
+  settle(queue: string, id: string, leaseId: string, options: SettleOptions = {}): DeliveryEntry {
+    const { platformMessageId } = checkOptions(
+      options,
+      ["platformMessageId"],
+      "DeliveryQueueStore.settle",
+    );
+    const params = this.leaseParams(queue, id, leaseId);
+    const now = this.clock();
+    const row = this.sql.ack.get({
+      ...params,
+      now,
+      platformMessageId: optionalText("platformMessageId", platformMessageId, 1024),
+    });
+    if (!row) throw this.leaseLost(params, now);
+    return entryFromRow(row, now);
+  }
+
+  /**
+   * `settle` without a platform message id. The entry is kept as a `sent` receipt (it used to be
+   * deleted) so that its idempotency key keeps a re-run turn from queueing the reply again.
+   */
+  ack(queue: string, id: string, leaseId: string): void {
+    this.settle(queue, id, leaseId);
   }
 
   /**
    * Not delivered: releases the lease and schedules a retry after
    * min(backoffMaxMs, backoffBaseMs × 2^(failures − 1)), or makes the entry a dead letter after
-   * `maxAttempts` failures (or at once when `permanent`).
+   * `maxAttempts` failures (or at once when `permanent`). After `beginSend` this is an ordinary
+   * failure too: the platform said no.
    */
   fail(
     queue: string,
@@ -141,18 +214,22 @@ export class DeliveryQueueStore {
   ): DeliveryEntry {
     const { permanent = false } = checkOptions(options, ["permanent"], "DeliveryQueueStore.fail");
     const params = this.leaseParams(queue, id, leaseId);
-    const row = this.failLeased.get({
+    const now = this.clock();
+    const row = this.sql.fail.get({
       ...params,
       ...this.options,
       permanent: permanent === true ? 1 : 0,
       error: errorText(error),
-      now: this.clock(),
+      now,
     });
-    if (!row) throw this.leaseLost(params);
-    return entryFromRow(row);
+    if (!row) throw this.leaseLost(params, now);
+    return entryFromRow(row, now);
   }
 
-  /** Keeps holding an entry for `leaseMs` more from now; E_CONFLICT when the lease was lost. */
+  /**
+   * Keeps holding an entry for `leaseMs` more from now; E_CONFLICT when the lease was lost, or
+   * lapsed during a send (the entry is `unknown` then).
+   */
   extend(
     queue: string,
     id: string,
@@ -162,17 +239,18 @@ export class DeliveryQueueStore {
     const params = this.leaseParams(queue, id, leaseId);
     const now = this.clock();
     const until = now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now);
-    const row = this.extendLease.get({ ...params, leaseUntil: until, now });
-    if (!row) throw this.leaseLost(params);
-    return claimedFromRow(row);
+    const row = this.sql.extend.get({ ...params, leaseUntil: until, now });
+    if (!row) throw this.leaseLost(params, now);
+    return claimedFromRow(row, now);
   }
 
   get(queue: string, id: string): DeliveryEntry | undefined {
-    const row = this.selectOne.get({
+    const now = this.clock();
+    const row = this.sql.select.get({
       queue: checkQueue(queue),
       id: checkText("delivery id", id, 256),
     });
-    return row ? entryFromRow(row) : undefined;
+    return row ? entryFromRow(row, now) : undefined;
   }
 
   /** Dead letters of a queue, oldest failure first; pass the last entry as `after` for the next page. */
@@ -185,29 +263,117 @@ export class DeliveryQueueStore {
       ["limit", "after"],
       "DeliveryQueueStore.listFailed",
     );
-    return this.failedPage
+    const now = this.clock();
+    return this.sql.failedPage
       .all({
         queue: checkQueue(queue),
         afterAt: after?.failedAt ?? -1,
         afterId: after?.id ?? "",
         limit: checkLimit(limit),
       })
-      .map(entryFromRow);
+      .map((row) => entryFromRow(row, now));
   }
 
   /** Puts a dead letter back in line with a fresh attempt count. */
   retry(queue: string, id: string): DeliveryEntry | undefined {
-    const row = this.requeue.get({
+    const now = this.clock();
+    const row = this.sql.retry.get({
       queue: checkQueue(queue),
       id: checkText("delivery id", id, 256),
-      now: this.clock(),
+      now,
     });
-    return row ? entryFromRow(row) : undefined;
+    return row ? entryFromRow(row, now) : undefined;
+  }
+
+  /**
+   * Sends begun whose holder lost its lease before settling them: maybe delivered. Oldest send
+   * first; pass the last entry as `after` for the next page.
+   */
+  listUnknown(
+    queue: string,
+    options: { limit?: number; after?: DeliveryEntry } = {},
+  ): DeliveryEntry[] {
+    const { limit, after } = checkOptions(
+      options,
+      ["limit", "after"],
+      "DeliveryQueueStore.listUnknown",
+    );
+    const now = this.clock();
+    return this.sql.unknownPage
+      .all({
+        queue: checkQueue(queue),
+        now,
+        afterAt: after?.sendStartedAt ?? -1,
+        afterId: after?.id ?? "",
+        limit: checkLimit(limit),
+      })
+      .map((row) => entryFromRow(row, now));
+  }
+
+  /**
+   * The gateway's decision about a send of unknown outcome (see `UnknownDecision`). E_NOT_FOUND
+   * when there is no such entry, E_CONFLICT when its outcome is not unknown (any more).
+   */
+  resolveUnknown(queue: string, id: string, decision: UnknownDecision): DeliveryEntry {
+    const resolved = checkDecision(decision);
+    const now = this.clock();
+    const key = { queue: checkQueue(queue), id: checkText("delivery id", id, 256), now };
+    const row =
+      resolved.kind === "resend"
+        ? this.sql.resolveResend.get(key)
+        : resolved.kind === "drop"
+          ? this.sql.resolveDrop.get({ ...key, error: resolved.error })
+          : this.sql.resolveSent.get({ ...key, platformMessageId: resolved.platformMessageId });
+    if (row) return entryFromRow(row, now);
+    const current = this.sql.select.get(key);
+    if (!current) throw notFound(key);
+    throw new StateError(
+      "E_CONFLICT",
+      `delivery ${key.queue}/${key.id} is ${entryFromRow(current, now).status}, not unknown`,
+      { details: { queue: key.queue, id: key.id } },
+    );
+  }
+
+  /**
+   * Records every lapsed send of `queue` as `unknown`, then applies the `onUnknown` policy to each
+   * unknown entry (default: keep them all for the gateway to decide). Call it at start-up.
+   */
+  reconcileUnknown(queue: string): ReconcileReport {
+    const name = checkQueue(queue);
+    this.sql.markUnknown.run({ queue: name, now: this.clock() });
+    const report: ReconcileReport = { resent: [], dropped: [], kept: [], changed: [] };
+    let page = this.listUnknown(name, { limit: 1000 });
+    while (page.length > 0) {
+      for (const entry of page) this.applyPolicy(entry, report);
+      page = this.listUnknown(name, { limit: 1000, after: page[page.length - 1] });
+    }
+    return report;
+  }
+
+  /** Receipts of one conversation, session or agent (at least one is required), newest first. */
+  receipts(query: ReceiptQuery): DeliveryEntry[] {
+    const q = checkOptions(
+      query,
+      ["conversationId", "sessionKey", "agentId", "queue", "status", "limit"],
+      "DeliveryQueueStore.receipts",
+    );
+    const now = this.clock();
+    return this.sql[receiptDriver(q)]
+      .all({
+        conversationId: optionalText("conversationId", q.conversationId, 256),
+        sessionKey: optionalText("sessionKey", q.sessionKey),
+        agentId: q.agentId === undefined ? null : validateAgentId(q.agentId),
+        queue: q.queue === undefined ? null : checkQueue(q.queue),
+        status: checkReceiptStatus(q.status),
+        limit: checkLimit(q.limit),
+        now,
+      })
+      .map((row) => entryFromRow(row, now));
   }
 
   delete(queue: string, id: string): boolean {
     return (
-      this.deleteOne.run({ queue: checkQueue(queue), id: checkText("delivery id", id, 256) })
+      this.sql.delete.run({ queue: checkQueue(queue), id: checkText("delivery id", id, 256) })
         .changes > 0
     );
   }
@@ -218,6 +384,22 @@ export class DeliveryQueueStore {
     return { pending: row?.pending ?? 0, leased: row?.leased ?? 0, failed: row?.failed ?? 0 };
   }
 
+  private applyPolicy(entry: DeliveryEntry, report: ReconcileReport): void {
+    const answer = checkPolicyAnswer(this.onUnknown?.(entry) ?? "keep", entry.id);
+    if (answer === "keep") {
+      report.kept.push(entry.id);
+      return;
+    }
+    try {
+      this.resolveUnknown(entry.queue, entry.id, answer);
+      (answer === "resend" ? report.resent : report.dropped).push(entry.id);
+    } catch (error) {
+      // Its late holder settled or failed it while the policy was deciding.
+      if (!isStateError(error, "E_CONFLICT")) throw error;
+      report.changed.push(entry.id);
+    }
+  }
+
   private leaseParams(queue: string, id: string, leaseId: string) {
     return {
       queue: checkQueue(queue),
@@ -226,19 +408,41 @@ export class DeliveryQueueStore {
     };
   }
 
-  private leaseLost(params: { queue: string; id: string; leaseId: string }): StateError {
-    const current = this.selectOne.get(params);
-    if (!current) {
-      return new StateError("E_NOT_FOUND", `no delivery ${params.queue}/${params.id}`, {
-        details: params,
-      });
+  private leaseLost(
+    params: { queue: string; id: string; leaseId: string },
+    now: number,
+  ): StateError {
+    const current = this.sql.select.get(params);
+    if (!current) return notFound(params);
+    const what = `delivery ${params.queue}/${params.id}`;
+    const status = entryFromRow(current, now).status;
+    const details = { ...params, leaseOwner: current.lease_owner, status };
+    if (current.lease_id === params.leaseId) {
+      const why =
+        status === "pending"
+          ? "its lease lapsed before the send began; claim it again"
+          : `it is ${status}`;
+      return new StateError("E_CONFLICT", `${what} cannot do that: ${why}`, { details });
+    }
+    if (status !== "pending") {
+      return new StateError(
+        "E_CONFLICT",
+        `${what} is no longer leased with ${params.leaseId}: it is ${status}`,
+        { details },
+      );
     }
     return new StateError(
       "E_CONFLICT",
-      `delivery ${params.queue}/${params.id} is no longer leased with ${params.leaseId}: its lease lapsed and ${current.lease_owner ?? "nobody"} holds it now`,
-      { details: { ...params, leaseOwner: current.lease_owner } },
+      `${what} is no longer leased with ${params.leaseId}: its lease lapsed and ${current.lease_owner ?? "nobody"} holds it now`,
+      { details },
     );
   }
+}
+
+function notFound(params: { queue: string; id: string }): StateError {
+  return new StateError("E_NOT_FOUND", `no delivery ${params.queue}/${params.id}`, {
+    details: { queue: params.queue, id: params.id },
+  });
 }
 
 function checkQueue(queue: unknown): string {

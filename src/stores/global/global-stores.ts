@@ -3,6 +3,7 @@ import { KvStore } from "../kv-store.js";
 import { BackupRunStore } from "./backup-run-store.js";
 import { CommitmentStore } from "./commitment-store.js";
 import { ConversationBindingStore } from "./conversation-binding-store.js";
+import { ConversationStore } from "./conversation-store.js";
 import { CronStore } from "./cron-store.js";
 import { DeliveryQueueStore } from "./delivery-queue-store.js";
 import { FlowStore } from "./flow-store.js";
@@ -29,9 +30,11 @@ export class GlobalStores {
   readonly tasks: TaskStore;
   readonly flows: FlowStore;
   readonly subagents: SubagentRunStore;
-  /** The outbound delivery queues: enqueue, claim with a lease, ack, retry, dead-letter. */
+  /** The outbound delivery queues: enqueue, claim with a lease, send, settle, retry, receipts. */
   readonly queue: DeliveryQueueStore;
   readonly bindings: ConversationBindingStore;
+  /** One stable id per platform conversation, for receipts and bindings. */
+  readonly conversations: ConversationStore;
   readonly commitments: CommitmentStore;
   readonly tuiSessions: TuiSessionStore;
   readonly sandboxes: SandboxRegistryStore;
@@ -51,6 +54,7 @@ export class GlobalStores {
     this.subagents = new SubagentRunStore(db);
     this.queue = new DeliveryQueueStore(db);
     this.bindings = new ConversationBindingStore(db);
+    this.conversations = new ConversationStore(db);
     this.commitments = new CommitmentStore(db);
     this.tuiSessions = new TuiSessionStore(db);
     this.sandboxes = new SandboxRegistryStore(db);
