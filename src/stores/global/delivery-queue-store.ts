@@ -12,6 +12,13 @@ import {
   errorText,
   optionalText,
 } from "../checks.js";
+import { type LeaseParams, leaseLostError, notUnknownError } from "./delivery-queue-errors.js";
+import {
+  type DeliveryQueueOptions,
+  type FailOptions,
+  queueSettings,
+  STORE_OPTIONS,
+} from "./delivery-queue-options.js";
 import {
   type ClaimedDelivery,
   claimedFromRow,
@@ -34,6 +41,7 @@ import {
   type UnknownPolicy,
 } from "./delivery-receipts.js";
 
+export type { DeliveryQueueOptions, FailOptions } from "./delivery-queue-options.js";
 export type {
   ClaimedDelivery,
   DeliveryEntry,
@@ -47,34 +55,6 @@ export type {
   UnknownDecision,
   UnknownPolicy,
 } from "./delivery-receipts.js";
-
-export interface DeliveryQueueOptions {
-  clock?: Clock;
-  /** How long a claim holds an entry before others may take it (default 60 s). */
-  leaseMs?: number;
-  /** Failed attempts after which an entry becomes a dead letter (default 5). */
-  maxAttempts?: number;
-  /** Delay before the first retry; doubles with every further failure (default 1 s). */
-  backoffBaseMs?: number;
-  /** Longest delay between retries (default 1 h). */
-  backoffMaxMs?: number;
-  /** What `reconcileUnknown` does with each send of unknown outcome (default: `keep`). */
-  onUnknown?: UnknownPolicy;
-}
-
-export interface FailOptions {
-  /** Dead-letter now, without further retries (the error will not go away by waiting). */
-  permanent?: boolean;
-}
-
-const STORE_OPTIONS = [
-  "clock",
-  "leaseMs",
-  "maxAttempts",
-  "backoffBaseMs",
-  "backoffMaxMs",
-  "onUnknown",
-];
 
 type Statements = { readonly [K in keyof typeof QUEUE_SQL]: SqlStatement<DeliveryQueueRow> };
 
@@ -196,7 +176,12 @@ export class DeliveryQueueStore {
    * deleted) so that its idempotency key keeps a re-run turn from queueing the reply again.
    */
   ack(queue: string, id: string, leaseId: string): void {
-    this.settle(queue, id, leaseId);
+    const params = this.leaseParams(queue, id, leaseId);
+    const now = this.clock();
+    // run(), not settle(): the caller wants no entry back, so its payload is not decoded.
+    if (this.sql.ack.run({ ...params, now, platformMessageId: null }).changes === 0) {
+      throw this.leaseLost(params, now);
+    }
   }
 
   /**
@@ -325,13 +310,7 @@ export class DeliveryQueueStore {
           ? this.sql.resolveDrop.get({ ...key, error: resolved.error })
           : this.sql.resolveSent.get({ ...key, platformMessageId: resolved.platformMessageId });
     if (row) return entryFromRow(row, now);
-    const current = this.sql.select.get(key);
-    if (!current) throw notFound(key);
-    throw new StateError(
-      "E_CONFLICT",
-      `delivery ${key.queue}/${key.id} is ${entryFromRow(current, now).status}, not unknown`,
-      { details: { queue: key.queue, id: key.id } },
-    );
+    throw notUnknownError(key, this.sql.select.get(key), now);
   }
 
   /**
@@ -408,53 +387,11 @@ export class DeliveryQueueStore {
     };
   }
 
-  private leaseLost(
-    params: { queue: string; id: string; leaseId: string },
-    now: number,
-  ): StateError {
-    const current = this.sql.select.get(params);
-    if (!current) return notFound(params);
-    const what = `delivery ${params.queue}/${params.id}`;
-    const status = entryFromRow(current, now).status;
-    const details = { ...params, leaseOwner: current.lease_owner, status };
-    if (current.lease_id === params.leaseId) {
-      const why =
-        status === "pending"
-          ? "its lease lapsed before the send began; claim it again"
-          : `it is ${status}`;
-      return new StateError("E_CONFLICT", `${what} cannot do that: ${why}`, { details });
-    }
-    if (status !== "pending") {
-      return new StateError(
-        "E_CONFLICT",
-        `${what} is no longer leased with ${params.leaseId}: it is ${status}`,
-        { details },
-      );
-    }
-    return new StateError(
-      "E_CONFLICT",
-      `${what} is no longer leased with ${params.leaseId}: its lease lapsed and ${current.lease_owner ?? "nobody"} holds it now`,
-      { details },
-    );
+  private leaseLost(params: LeaseParams, now: number): StateError {
+    return leaseLostError(params, this.sql.select.get(params), now);
   }
-}
-
-function notFound(params: { queue: string; id: string }): StateError {
-  return new StateError("E_NOT_FOUND", `no delivery ${params.queue}/${params.id}`, {
-    details: { queue: params.queue, id: params.id },
-  });
 }
 
 function checkQueue(queue: unknown): string {
   return checkText("queue name", queue, 128);
-}
-
-function queueSettings(options: DeliveryQueueOptions) {
-  const day = 86_400_000;
-  return Object.freeze({
-    leaseMs: checkInteger("leaseMs", options.leaseMs ?? 60_000, 1, 7 * day),
-    maxAttempts: checkInteger("maxAttempts", options.maxAttempts ?? 5, 1, 1000),
-    backoffBaseMs: checkInteger("backoffBaseMs", options.backoffBaseMs ?? 1000, 0, day),
-    backoffMaxMs: checkInteger("backoffMaxMs", options.backoffMaxMs ?? 3_600_000, 0, 30 * day),
-  });
 }
