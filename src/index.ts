@@ -171,14 +171,29 @@ export {
 export type { VfsStat } from "./stores/agent/vfs-resolver.js";
 export type { VfsStore, VirtualAgentFs } from "./stores/agent/vfs-store.js";
 export type { CommitmentStore } from "./stores/global/commitment-store.js";
-export type { ConversationBindingStore } from "./stores/global/conversation-binding-store.js";
+export type {
+  ConversationBinding,
+  ConversationBindingStore,
+} from "./stores/global/conversation-binding-store.js";
+export type {
+  Conversation,
+  ConversationAddress,
+  ConversationStore,
+} from "./stores/global/conversation-store.js";
 export type { CronJob, CronRunLog } from "./stores/global/cron-rows.js";
 export type { CronStore } from "./stores/global/cron-store.js";
 export type {
   ClaimedDelivery,
   DeliveryEntry,
+  DeliveryQueueOptions,
   DeliveryQueueStore,
+  DeliveryStatus,
   NewDeliveryEntry,
+  ReceiptQuery,
+  ReconcileReport,
+  SettleOptions,
+  UnknownDecision,
+  UnknownPolicy,
 } from "./stores/global/delivery-queue-store.js";
 export type { SweepReport } from "./stores/global/expiry.js";
 export type { FlowStore } from "./stores/global/flow-store.js";
