@@ -71,6 +71,7 @@ type Statements = { readonly [K in keyof typeof QUEUE_SQL]: SqlStatement<Deliver
  */
 export class DeliveryQueueStore {
   readonly options: Readonly<Required<Omit<DeliveryQueueOptions, "clock" | "onUnknown">>>;
+  private readonly db: Database;
   private readonly clock: Clock;
   private readonly onUnknown: UnknownPolicy | undefined;
   private readonly sql: Statements;
@@ -81,6 +82,7 @@ export class DeliveryQueueStore {
     if (checked.onUnknown !== undefined && typeof checked.onUnknown !== "function") {
       throw new TypeError("Expected onUnknown to be a function");
     }
+    this.db = db;
     this.clock = checked.clock ?? Date.now;
     this.onUnknown = checked.onUnknown;
     this.options = queueSettings(checked);
@@ -143,6 +145,12 @@ export class DeliveryQueueStore {
    * claimable. E_CONFLICT when the lease lapsed or was lost, or the send was already begun.
    */
   beginSend(queue: string, id: string, leaseId: string): ClaimedDelivery {
+    if (this.db.inTransaction) {
+      // Inside a transaction the record would not be durable when the platform call starts.
+      throw new TypeError(
+        "Expected beginSend outside a transaction: it must commit before the send",
+      );
+    }
     const params = this.leaseParams(queue, id, leaseId);
     const now = this.clock();
     const row = this.sql.beginSend.get({ ...params, now });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Database } from "../../db/database.js";
 import { ConversationStore } from "./conversation-store.js";
 import { OUTBOUND_DELIVERY_QUEUE, SESSION_DELIVERY_QUEUE } from "./delivery-queue-rows.js";
+import { QUEUE_SQL } from "./delivery-queue-sql.js";
 import {
   type ClaimedDelivery,
   type DeliveryQueueOptions,
@@ -95,6 +96,7 @@ describe("delivery receipts: send transitions", () => {
     expect(sending).toMatchObject({ status: "sending", sendStartedAt: clock.now() });
     expect(raw(db, "m")).toMatchObject({ status: "sending", send_started_at: clock.now() });
     expectStateError(() => q.beginSend(Q, "m", lease.leaseId), "E_CONFLICT", /it is sending/);
+    expect(() => db.tx(() => q.beginSend(Q, "m", lease.leaseId))).toThrow(/outside a transaction/);
     expect(q.counts(Q)).toEqual({ pending: 0, leased: 1, failed: 0 });
     clock.advance(20);
     const sent = q.settle(Q, "m", lease.leaseId, { platformMessageId: "msg-1" });
@@ -326,6 +328,11 @@ describe("delivery receipts: queries", () => {
       "SELECT * FROM delivery_queue_entries WHERE queue_name = 'q' AND status IN ('sending', 'unknown') AND (status = 'unknown' OR available_at <= 5) ORDER BY send_started_at, id",
     );
     expect(unknown).toMatch(/delivery_queue_entries_in_flight/);
+    const counts = plan(QUEUE_SQL.counts.replaceAll("@queue", "'q'").replaceAll("@now", "5"));
+    expect(counts).not.toMatch(/SCAN delivery_queue_entries\b(?! USING)/);
+    expect(counts).toMatch(/delivery_queue_entries_claimable/);
+    expect(counts).toMatch(/delivery_queue_entries_failed/);
+    expect(counts).toMatch(/delivery_queue_entries_in_flight/);
     for (const [column, index] of [
       ["conversation_id", "conversation"],
       ["session_key", "session"],
