@@ -9,6 +9,7 @@ import {
   evictedMessage,
   releasedAfter,
 } from "./agent-pool.js";
+import { InputsApi } from "./api/inputs-api.js";
 import { MemoryApi } from "./api/memory-api.js";
 import { SessionsApi } from "./api/sessions-api.js";
 import { TranscriptsApi } from "./api/transcripts-api.js";
@@ -174,6 +175,8 @@ export class StateHome extends GlobalStores {
   readonly transcripts: TranscriptsApi;
   /** Topics, facts, session state and context snapshots; `recover` and `recall`. */
   readonly memory: MemoryApi;
+  /** Inbound messages held from acceptance until a turn completes them, by `(agentId, …)`. */
+  readonly inputs = new InputsApi(this);
   private readonly pool: AgentPool<AgentState>;
   private readonly selectRegistered: SqlStatement<AgentRegistryRow>;
   private readonly selectRegistration: SqlStatement<{

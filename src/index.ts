@@ -3,6 +3,7 @@
  */
 
 export type { AgentPoolStats } from "./agent-pool.js";
+export type { InputsApi } from "./api/inputs-api.js";
 export type { MemoryApi, RecallOptions } from "./api/memory-api.js";
 export type { SessionsApi } from "./api/sessions-api.js";
 export type { HomeSearchOptions, TranscriptScope, TranscriptsApi } from "./api/transcripts-api.js";
@@ -122,6 +123,18 @@ export type {
   FactStore,
   NewFact,
 } from "./stores/agent/fact-store.js";
+export type {
+  AcceptResult,
+  ClaimOptions,
+  DanglingToolCall,
+  InputCompletion,
+  InputListOptions,
+  InputOutcome,
+  InputRecord,
+  InputState,
+  NewInput,
+  RecoveredInputs,
+} from "./stores/agent/input-store.js";
 export type { MemoryStateStore, SessionStatePatch } from "./stores/agent/memory-state-store.js";
 export type {
   CompactOptions,

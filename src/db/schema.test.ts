@@ -6,6 +6,7 @@ import { RUN_ARTIFACT_COLUMNS, TOOL_ARTIFACT_COLUMNS } from "../stores/agent/art
 import { CACHE_ENTRY_COLUMNS } from "../stores/agent/cache-store.js";
 import { CONTEXT_SNAPSHOT_COLUMNS } from "../stores/agent/context-snapshot-store.js";
 import { FACT_COLUMNS, FACT_HISTORY_COLUMNS, FACT_TAG_COLUMNS } from "../stores/agent/fact-rows.js";
+import { INPUT_COLUMNS } from "../stores/agent/input-rows.js";
 import { SESSION_STATE_COLUMNS } from "../stores/agent/memory-state-store.js";
 import { SESSION_ENTRY_COLUMNS } from "../stores/agent/session-store.js";
 import { TOPIC_COLUMNS, TOPIC_MEMBERSHIP_COLUMNS } from "../stores/agent/topic-rows.js";
@@ -94,6 +95,7 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     fact_tags: FACT_TAG_COLUMNS,
     context_snapshots: CONTEXT_SNAPSHOT_COLUMNS,
     session_state: SESSION_STATE_COLUMNS,
+    inputs: INPUT_COLUMNS,
   },
 };
 

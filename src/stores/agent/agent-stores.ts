@@ -5,6 +5,7 @@ import { RunArtifactStore, ToolArtifactStore } from "./artifact-store.js";
 import { CacheStore } from "./cache-store.js";
 import { ContextSnapshotStore } from "./context-snapshot-store.js";
 import { FactStore } from "./fact-store.js";
+import { InputStore } from "./input-store.js";
 import { MemoryStateStore } from "./memory-state-store.js";
 import { SessionLifecycle } from "./session-lifecycle.js";
 import { SessionStore } from "./session-store.js";
@@ -34,6 +35,19 @@ export interface AgentStores {
   readonly cache: CacheStore;
   /** Topics, facts, session state and context snapshots; `recover` and `recall`. */
   readonly memory: AgentMemory;
+}
+
+/**
+ * Stores reached through an api/ facade only, kept off `AgentStores` (and so off `AgentState`'s
+ * public type): inputs are addressed by agent and session key through `home.inputs`.
+ */
+export interface InternalAgentStores {
+  readonly inputStore: InputStore;
+}
+
+/** The input store of an agent made by `defineAgentStores`. */
+export function inputStoreOf(agent: AgentStores): InputStore {
+  return (agent as AgentStores & InternalAgentStores).inputStore;
 }
 
 /** A value made on first use, then kept. */
@@ -94,5 +108,7 @@ export function defineAgentStores<Base extends object>(
   for (const [name, make] of Object.entries(makers)) {
     properties[name] = { get: make, enumerable: true };
   }
+  // Not enumerable: it is no part of the agent's public stores.
+  properties.inputStore = { get: once(() => new InputStore(db, transcripts(), branches())) };
   return Object.freeze(Object.defineProperties(base, properties)) as Base & AgentStores;
 }

@@ -1,0 +1,60 @@
+/** A lease held by this very process under this owner name: the name alone could be reused. */
+const HELD =
+  "state = 'claimed' AND lease_owner = @owner AND lease_owner_pid = @pid AND lease_owner_started IS @started";
+
+/**
+ * The statements of `InputStore`. Claim is one statement: in autocommit mode SQLite takes the
+ * write lock before a writing statement reads anything, so picking the inputs (the subquery) and
+ * leasing them (the UPDATE) are one atomic step, and two claimers never get the same input.
+ */
+export const INPUT_SQL = {
+  insert: `INSERT INTO inputs (input_id, session_key, idempotency_key, payload_json, channel,
+      conversation_id, received_at, accepted_at, state)
+    VALUES (@inputId, @sessionKey, @idempotencyKey, @payload, @channel, @conversationId,
+      @receivedAt, @now, 'accepted')
+    ON CONFLICT (session_key, idempotency_key) DO NOTHING RETURNING *`,
+  byKey: "SELECT * FROM inputs WHERE session_key = ? AND idempotency_key = ?",
+  byId: "SELECT * FROM inputs WHERE input_id = ?",
+  // The subquery walks inputs_by_session: the session's waiting inputs, oldest first.
+  claim: `UPDATE inputs SET state = 'claimed', lease_owner = @owner, lease_owner_pid = @pid,
+      lease_owner_started = @started, lease_expires_at = @until, attempts = attempts + 1
+    WHERE arrival_seq IN (SELECT arrival_seq FROM inputs
+      WHERE session_key = @sessionKey AND state = 'accepted' ORDER BY arrival_seq LIMIT @limit)
+    RETURNING *`,
+  extend: `UPDATE inputs SET lease_expires_at = @until WHERE input_id = @inputId AND ${HELD}
+    RETURNING *`,
+  release: `UPDATE inputs SET state = 'accepted', lease_expires_at = NULL
+    WHERE input_id = @inputId AND ${HELD} RETURNING *`,
+  complete: `UPDATE inputs SET state = 'completed', completed_at = @now, lease_expires_at = NULL,
+      outcome_json = @outcome
+    WHERE input_id = @inputId AND ${HELD} RETURNING *`,
+  lapsed: `SELECT * FROM inputs WHERE state = 'claimed' AND session_key = ? AND lease_expires_at <= ?
+    ORDER BY arrival_seq`,
+  interrupt: `UPDATE inputs SET state = 'interrupted', lease_expires_at = NULL
+    WHERE input_id = ? AND state = 'claimed'`,
+  requeue: `UPDATE inputs SET state = 'accepted' WHERE input_id = ? AND state = 'interrupted'
+    RETURNING *`,
+  abandon: `UPDATE inputs SET state = 'completed', completed_at = @now, lease_expires_at = NULL,
+      outcome_json = @outcome
+    WHERE input_id = @inputId AND state IN ('accepted', 'interrupted') RETURNING *`,
+} as const;
+
+// The entry's session while it has not ended, else the newest open session of the key (one
+// written by appends that named the key but never made an entry).
+export const ACTIVE_SESSION_SQL = `SELECT coalesce(
+      (SELECT s.session_id FROM session_entries e
+        JOIN sessions s ON s.session_id = json_extract(e.entry_json, '$.sessionId')
+        WHERE e.session_key = ?1 AND s.ended_at IS NULL),
+      (SELECT session_id FROM sessions WHERE session_key = ?1 AND ended_at IS NULL
+        ORDER BY created_at DESC, session_no DESC LIMIT 1)) AS session_id`;
+
+/** `list` statements by the filters given: each one can use an index, which an `OR NULL` could not. */
+export const INPUT_LIST_SQL = {
+  all: "SELECT * FROM inputs WHERE arrival_seq > @after ORDER BY arrival_seq LIMIT @limit",
+  state: `SELECT * FROM inputs WHERE state = @state AND arrival_seq > @after
+    ORDER BY arrival_seq LIMIT @limit`,
+  session: `SELECT * FROM inputs WHERE session_key = @sessionKey AND arrival_seq > @after
+    ORDER BY arrival_seq LIMIT @limit`,
+  both: `SELECT * FROM inputs WHERE state = @state AND session_key = @sessionKey
+      AND arrival_seq > @after ORDER BY arrival_seq LIMIT @limit`,
+} as const;

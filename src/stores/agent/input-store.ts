@@ -1,0 +1,397 @@
+import { randomUUID } from "node:crypto";
+import type { Database } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import { isStateError, StateError } from "../../db/errors.js";
+import {
+  currentProcessOwner,
+  type ProcessOwner,
+  processOwnerAlive,
+} from "../../db/process-owner.js";
+import { checkSessionId } from "../../ids.js";
+import { type DanglingToolCall, danglingToolCalls } from "../../transcript/dangling-tool-calls.js";
+import {
+  type Clock,
+  checkInteger,
+  checkLimit,
+  checkOptions,
+  checkText,
+  checkTime,
+  encodeJson,
+  optionalText,
+} from "../checks.js";
+import type { JsonValue } from "../json.js";
+import {
+  INPUT_STATES,
+  type InputOutcome,
+  type InputRecord,
+  type InputRow,
+  type InputState,
+  inputFromRow,
+} from "./input-rows.js";
+import { ACTIVE_SESSION_SQL, INPUT_LIST_SQL, INPUT_SQL } from "./input-sql.js";
+import { MAX_SESSION_KEY_LENGTH } from "./session-store.js";
+import type { TranscriptBranches } from "./transcript-branches.js";
+import type { NewTranscriptEvent, TranscriptStore } from "./transcript-store.js";
+
+export type { DanglingToolCall } from "../../transcript/dangling-tool-calls.js";
+export type { InputOutcome, InputRecord, InputState } from "./input-rows.js";
+
+/** A message's payload is small structured data; attachments belong in blob storage. */
+export const MAX_INPUT_PAYLOAD_BYTES = 256 * 1024;
+const MAX_ID = 256;
+
+export interface InputStoreOptions {
+  clock?: Clock;
+  /** The process that claims (default: this one). */
+  process?: ProcessOwner;
+  /** Whether a lease holder's process still runs (default: `processOwnerAlive`). */
+  ownerAlive?: (owner: ProcessOwner) => boolean;
+}
+
+export interface NewInput {
+  /** The channel's id for the message: a redelivery with the same key is the same input. */
+  idempotencyKey: string;
+  payload: JsonValue;
+  channel?: string | null;
+  /** A conversation of the global database (no foreign key: another file). */
+  conversationId?: string | null;
+  /** When the channel received it (default: now). */
+  receivedAt?: number;
+  /** Default: a new UUID. */
+  inputId?: string;
+}
+
+export interface AcceptResult {
+  input: InputRecord;
+  /** True when the key was accepted before: `input` is that first record, unchanged. */
+  duplicate: boolean;
+}
+
+export interface ClaimOptions {
+  /** How long the claim holds before a dead owner's inputs count as interrupted. */
+  leaseMs: number;
+  /** At most this many inputs (default 1). */
+  limit?: number;
+}
+
+/** How a turn answered an input; see `InputStore.complete`. */
+export interface InputCompletion {
+  /** The session `events` are appended to (required with `events`). */
+  sessionId?: string;
+  /** The turn's last transcript events, appended in the completing transaction. */
+  events?: readonly NewTranscriptEvent[];
+  /** Events the turn appended before (tool calls and results), recorded in the outcome. */
+  eventIds?: readonly string[];
+  deliveryIds?: readonly string[];
+  data?: JsonValue;
+}
+
+export interface RecoveredInputs {
+  /** Every interrupted input of the session key, oldest first, those found now included. */
+  interrupted: InputRecord[];
+  /** The session the key's turns write to, whose current branch was checked. */
+  sessionId: string | null;
+  danglingToolCalls: DanglingToolCall[];
+}
+
+export interface InputListOptions {
+  state?: InputState;
+  sessionKey?: string;
+  /** Only inputs that arrived after this `arrivalSeq` (keyset pagination). */
+  afterSeq?: number;
+  /** Default 100. */
+  limit?: number;
+}
+
+const STORE_OPTIONS = ["clock", "process", "ownerAlive"];
+const ACCEPT_OPTIONS = [
+  "idempotencyKey",
+  "payload",
+  "channel",
+  "conversationId",
+  "receivedAt",
+  "inputId",
+];
+const COMPLETION_OPTIONS = ["sessionId", "events", "eventIds", "deliveryIds", "data"];
+
+function checkKey(sessionKey: unknown): string {
+  return checkText("session key", sessionKey, MAX_SESSION_KEY_LENGTH);
+}
+
+function checkIds(what: string, ids: readonly string[] | undefined): string[] {
+  if (ids === undefined) return [];
+  if (!Array.isArray(ids)) throw new StateError("E_INVALID_ARGUMENT", `${what} must be an array`);
+  return ids.map((id) => checkText(what, id, MAX_ID));
+}
+
+function notFound(inputId: string): StateError {
+  return new StateError("E_NOT_FOUND", `no input ${inputId}`, { details: { inputId } });
+}
+
+/**
+ * Inbound inputs of an agent (`inputs`): a gateway `accept`s a channel's message (a redelivery
+ * with the same idempotency key gets the first record back), a turn `claim`s the session's waiting
+ * inputs in arrival order under a lease, and `complete`s them in the same transaction as its last
+ * transcript append. A claimed input whose lease lapsed while its owner process is dead becomes
+ * `interrupted` at `recover`, and stays so until the gateway `requeue`s or `abandon`s it: the turn
+ * may have half-run, and only the gateway can judge whether its tool calls may run again.
+ */
+export class InputStore {
+  private readonly clock: Clock;
+  private readonly process: ProcessOwner;
+  private readonly ownerAlive: (owner: ProcessOwner) => boolean;
+  private readonly statements: { [K in keyof typeof INPUT_SQL]: SqlStatement<InputRow> };
+  private readonly lists: { [K in keyof typeof INPUT_LIST_SQL]: SqlStatement<InputRow> };
+  private readonly activeSession: SqlStatement<{ session_id: string | null }>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly transcripts: TranscriptStore,
+    private readonly branches: TranscriptBranches,
+    options: InputStoreOptions = {},
+  ) {
+    const checked = checkOptions(options, STORE_OPTIONS, "InputStore");
+    this.clock = checked.clock ?? Date.now;
+    this.process = checked.process ?? currentProcessOwner();
+    this.ownerAlive = checked.ownerAlive ?? processOwnerAlive;
+    this.statements = prepareAll(db, INPUT_SQL);
+    this.lists = prepareAll(db, INPUT_LIST_SQL);
+    this.activeSession = db.prepare(ACTIVE_SESSION_SQL);
+  }
+
+  /** Records a message; a retry with the same key returns the first record (`duplicate: true`). */
+  accept(sessionKey: string, input: NewInput): AcceptResult {
+    const params = this.acceptParams(
+      checkKey(sessionKey),
+      checkOptions(input, ACCEPT_OPTIONS, "accept"),
+    );
+    let row: InputRow | undefined;
+    try {
+      row = this.statements.insert.get(params);
+    } catch (error) {
+      if (!isStateError(error, "E_CONSTRAINT")) throw error;
+      throw new StateError("E_CONFLICT", `input id ${params.inputId} is already taken`, {
+        cause: error,
+        details: { inputId: params.inputId },
+      });
+    }
+    if (row) return { input: inputFromRow(row), duplicate: false };
+    const first = this.statements.byKey.get(params.sessionKey, params.idempotencyKey);
+    if (!first) throw new StateError("E_CONFLICT", "input vanished while being accepted");
+    return { input: inputFromRow(first), duplicate: true };
+  }
+
+  /**
+   * Leases the session's next waiting inputs, oldest first, to `owner` in this process: an empty
+   * array when none waits. Interrupted inputs are not handed out again (see `requeue`).
+   */
+  claim(sessionKey: string, owner: string, options: ClaimOptions): InputRecord[] {
+    const { leaseMs, limit = 1 } = checkOptions(options, ["leaseMs", "limit"], "claim");
+    const now = this.clock();
+    const rows = this.statements.claim.all({
+      ...this.holder(owner),
+      sessionKey: checkKey(sessionKey),
+      until: now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now),
+      limit: checkInteger("limit", limit, 1, 1000),
+    });
+    return rows.sort((a, b) => a.arrival_seq - b.arrival_seq).map(inputFromRow);
+  }
+
+  /** Moves the lease's end to `leaseMs` from now; `E_CONFLICT` unless `owner` here holds it. */
+  extend(inputId: string, owner: string, options: { leaseMs: number }): InputRecord {
+    const { leaseMs } = checkOptions(options, ["leaseMs"], "extend");
+    const now = this.clock();
+    const until = now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now);
+    return this.whileHeld("extend", inputId, owner, { until });
+  }
+
+  /** Gives a held input back unanswered (a clean shutdown): it waits to be claimed again. */
+  release(inputId: string, owner: string): InputRecord {
+    return this.whileHeld("release", inputId, owner, {});
+  }
+
+  /**
+   * Marks a held input completed, in one transaction with the append of `events` (the turn's last
+   * transcript events) to `sessionId`: the input is never completed without them, and they are
+   * never written twice. Completing again under the same owner returns the first record
+   * unchanged; `E_CONFLICT` when `owner` in this process does not hold the input.
+   */
+  complete(inputId: string, owner: string, completion: InputCompletion = {}): InputRecord {
+    const given = checkOptions(completion, COMPLETION_OPTIONS, "complete");
+    checkText("lease owner", owner, MAX_ID);
+    const events = given.events ?? [];
+    if (events.length > 0 && given.sessionId === undefined) {
+      throw new StateError("E_INVALID_ARGUMENT", "complete: events need a sessionId");
+    }
+    const sessionId = given.sessionId === undefined ? null : checkSessionId(given.sessionId);
+    return this.db.tx(() => {
+      const row = this.statements.byId.get(inputId);
+      if (!row) throw notFound(inputId);
+      if (row.state === "completed" && row.lease_owner === owner) return inputFromRow(row);
+      this.checkHeld(row, owner, "complete");
+      const appended =
+        sessionId === null || events.length === 0
+          ? []
+          : this.transcripts.appendMany(sessionId, events, { sessionKey: row.session_key });
+      const outcome: InputOutcome = {
+        sessionId,
+        eventIds: [...checkIds("event id", given.eventIds), ...appended.map((r) => r.event.id)],
+        deliveryIds: checkIds("delivery id", given.deliveryIds),
+        ...(given.data === undefined ? {} : { data: given.data }),
+      };
+      return this.whileHeld("complete", inputId, owner, {
+        now: this.clock(),
+        outcome: encodeJson("input outcome", outcome, MAX_INPUT_PAYLOAD_BYTES),
+      });
+    });
+  }
+
+  /**
+   * Marks the session key's claimed inputs whose lease lapsed and whose owner process is dead as
+   * interrupted, and reports every interrupted input of the key with the tool calls on the current
+   * branch of its session that have no result.
+   */
+  recover(sessionKey: string): RecoveredInputs {
+    const key = checkKey(sessionKey);
+    return this.db.tx(() => {
+      for (const row of this.statements.lapsed.all(key, this.clock())) {
+        const process = { pid: row.lease_owner_pid ?? 0, started: row.lease_owner_started };
+        if (!this.ownerAlive(process)) this.statements.interrupt.run(row.input_id);
+      }
+      const interrupted = this.list({ state: "interrupted", sessionKey: key, limit: 10_000 });
+      const sessionId = this.activeSession.get(key)?.session_id ?? null;
+      return { interrupted, sessionId, danglingToolCalls: this.dangling(sessionId) };
+    });
+  }
+
+  /** An interrupted input waits to be claimed again, in its original place. */
+  requeue(inputId: string): InputRecord {
+    const row = this.statements.requeue.get(inputId);
+    if (row) return inputFromRow(row);
+    throw this.refusal(inputId, "requeue", "interrupted");
+  }
+
+  /** Gives up on a waiting or interrupted input: completed, with `abandoned: reason` as outcome. */
+  abandon(inputId: string, reason: string): InputRecord {
+    const outcome: InputOutcome = {
+      sessionId: null,
+      eventIds: [],
+      deliveryIds: [],
+      abandoned: checkText("reason", reason, 4096),
+    };
+    const row = this.statements.abandon.get({
+      inputId,
+      now: this.clock(),
+      outcome: JSON.stringify(outcome),
+    });
+    if (row) return inputFromRow(row);
+    throw this.refusal(inputId, "abandon", "accepted or interrupted");
+  }
+
+  get(inputId: string): InputRecord | undefined {
+    const row = this.statements.byId.get(inputId);
+    return row ? inputFromRow(row) : undefined;
+  }
+
+  /** Inputs in arrival order, by state and/or session key. */
+  list(options: InputListOptions = {}): InputRecord[] {
+    const {
+      state,
+      sessionKey,
+      afterSeq = 0,
+      limit,
+    } = checkOptions(options, ["state", "sessionKey", "afterSeq", "limit"], "list");
+    if (state !== undefined && !INPUT_STATES.includes(state)) {
+      throw new StateError("E_INVALID_ARGUMENT", `unknown input state ${String(state)}`);
+    }
+    const params = {
+      state: state ?? null,
+      sessionKey: sessionKey === undefined ? null : checkKey(sessionKey),
+      after: checkInteger("afterSeq", afterSeq, 0, Number.MAX_SAFE_INTEGER),
+      limit: checkLimit(limit),
+    };
+    const which = state ? (sessionKey ? "both" : "state") : sessionKey ? "session" : "all";
+    return this.lists[which].all(params).map(inputFromRow);
+  }
+
+  private acceptParams(sessionKey: string, input: NewInput) {
+    const now = this.clock();
+    return {
+      inputId:
+        input.inputId === undefined ? randomUUID() : checkText("input id", input.inputId, MAX_ID),
+      sessionKey,
+      idempotencyKey: checkText("idempotency key", input.idempotencyKey, MAX_ID),
+      payload: encodeJson("input payload", input.payload, MAX_INPUT_PAYLOAD_BYTES),
+      channel: optionalText("channel", input.channel, MAX_ID),
+      conversationId: optionalText("conversation id", input.conversationId, MAX_ID),
+      receivedAt: input.receivedAt === undefined ? now : checkTime("receivedAt", input.receivedAt),
+      now,
+    };
+  }
+
+  private holder(owner: string) {
+    return {
+      owner: checkText("lease owner", owner, MAX_ID),
+      pid: this.process.pid,
+      started: this.process.started,
+    };
+  }
+
+  /** Runs one of the statements guarded by the lease; a refusal names who holds the input. */
+  private whileHeld(
+    which: "extend" | "release" | "complete",
+    inputId: string,
+    owner: string,
+    params: Record<string, string | number>,
+  ): InputRecord {
+    const row = this.statements[which].get({ ...params, ...this.holder(owner), inputId });
+    if (row) return inputFromRow(row);
+    const current = this.statements.byId.get(inputId);
+    if (!current) throw notFound(inputId);
+    this.checkHeld(current, owner, which);
+    throw new StateError("E_CONFLICT", `input ${inputId} changed during ${which}`);
+  }
+
+  private checkHeld(row: InputRow, owner: string, action: string): void {
+    const held =
+      row.state === "claimed" &&
+      row.lease_owner === owner &&
+      row.lease_owner_pid === this.process.pid &&
+      row.lease_owner_started === this.process.started;
+    if (held) return;
+    const by =
+      row.lease_owner === null
+        ? ""
+        : ` (last held by ${row.lease_owner}, pid ${row.lease_owner_pid})`;
+    throw new StateError(
+      "E_CONFLICT",
+      `cannot ${action} input ${row.input_id}: it is ${row.state}${by}, not held by ${owner} in this process`,
+      { details: { inputId: row.input_id, state: row.state, owner: row.lease_owner } },
+    );
+  }
+
+  private refusal(inputId: string, action: string, wanted: string): StateError {
+    const row = this.statements.byId.get(inputId);
+    if (!row) return notFound(inputId);
+    return new StateError(
+      "E_CONFLICT",
+      `cannot ${action} input ${inputId}: it is ${row.state}, not ${wanted}`,
+      { details: { inputId, state: row.state } },
+    );
+  }
+
+  private dangling(sessionId: string | null): DanglingToolCall[] {
+    if (sessionId === null) return [];
+    const events = Array.from(this.transcripts.events(sessionId), (stored) => stored.event);
+    return danglingToolCalls(events, this.branches.leaf(sessionId));
+  }
+}
+
+function prepareAll<K extends string>(
+  db: Database,
+  sql: Readonly<Record<K, string>>,
+): { [P in K]: SqlStatement<InputRow> } {
+  const out = {} as { [P in K]: SqlStatement<InputRow> };
+  for (const name of Object.keys(sql) as K[]) out[name] = db.prepare<InputRow>(sql[name]);
+  return out;
+}
