@@ -44,8 +44,8 @@ export const INPUT_SQL = {
 export const ACTIVE_SESSION_SQL = `SELECT coalesce(
       (SELECT s.session_id FROM session_entries e
         JOIN sessions s ON s.session_id = json_extract(e.entry_json, '$.sessionId')
-        WHERE e.session_key = ?1 AND s.ended_at IS NULL),
-      (SELECT session_id FROM sessions WHERE session_key = ?1 AND ended_at IS NULL
+        WHERE e.session_key = @key AND s.ended_at IS NULL),
+      (SELECT session_id FROM sessions WHERE session_key = @key AND ended_at IS NULL
         ORDER BY created_at DESC, session_no DESC LIMIT 1)) AS session_id`;
 
 /** `list` statements by the filters given: each one can use an index, which an `OR NULL` could not. */

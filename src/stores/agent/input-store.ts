@@ -253,15 +253,16 @@ export class InputStore {
    */
   recover(sessionKey: string): RecoveredInputs {
     const key = checkKey(sessionKey);
-    return this.db.tx(() => {
+    this.db.tx(() => {
       for (const row of this.statements.lapsed.all(key, this.clock())) {
         const process = { pid: row.lease_owner_pid ?? 0, started: row.lease_owner_started };
         if (!this.ownerAlive(process)) this.statements.interrupt.run(row.input_id);
       }
-      const interrupted = this.list({ state: "interrupted", sessionKey: key, limit: 10_000 });
-      const sessionId = this.activeSession.get(key)?.session_id ?? null;
-      return { interrupted, sessionId, danglingToolCalls: this.dangling(sessionId) };
     });
+    // Read after the commit: the session's events are not read under the write lock.
+    const interrupted = this.list({ state: "interrupted", sessionKey: key, limit: 10_000 });
+    const sessionId = this.activeSession.get({ key })?.session_id ?? null;
+    return { interrupted, sessionId, danglingToolCalls: this.dangling(sessionId) };
   }
 
   /** An interrupted input waits to be claimed again, in its original place. */
