@@ -1,5 +1,6 @@
 // A complete gateway loop on agentstate that survives `kill -9` at any moment: no accepted message
-// is lost, none is answered twice, no reply is sent twice.
+// is lost, none is answered twice, and no reply is sent twice while the platform answers the
+// "did you get delivery X?" check truthfully.
 //
 //   channel --POST /inbound--> accept --> turn loop --> reply queue --> sender --POST /send--> platform
 //
@@ -7,7 +8,7 @@
 //   node examples/gateway-loop.mjs <home> <platform-url> [port]
 // The platform URL may also come from GATEWAY_PLATFORM_URL. The platform is anything that answers
 // `POST /send` with `{ messageId }` and `GET /sent?deliveryId=…` with `{ sent, messageId? }`
-// (test/chaos/gateway-chaos.test.ts has one). The gateway prints `{"listening":<port>}` once ready;
+// (test/chaos/fake-platform.ts is one). The gateway prints `{"listening":<port>}` once ready;
 // then try `curl -d '{"messageId":"m1","peer":"ada","text":"hi"}' localhost:<port>/inbound`.
 // GATEWAY_LEASE_MS (default 5000) is how long a crashed run's claims block its work.
 import { createServer } from "node:http";
@@ -54,8 +55,8 @@ async function handleInbound(request, response) {
   let body = "";
   for await (const chunk of request) body += chunk;
   const message = JSON.parse(body);
-  if (typeof message.messageId !== "string" || typeof message.peer !== "string") {
-    response.writeHead(400).end("messageId and peer are required\n");
+  if (![message.messageId, message.peer, message.text].every((v) => typeof v === "string")) {
+    response.writeHead(400).end("messageId, peer and text are required strings\n");
     return;
   }
   const { input, duplicate } = accept(message);
@@ -213,7 +214,9 @@ function recoverInputs() {
  * out twice if the platform's answer was ever wrong.
  */
 async function resolveUnknownSends() {
-  home.queue.reconcileUnknown(QUEUE); // the home's policy is `keep`: this records lapsed sends
+  // An `onUnknown` policy is synchronous and cannot ask the platform over the network; with the
+  // home's default (`keep`) this only records lapsed sends as unknown, and the check runs here.
+  home.queue.reconcileUnknown(QUEUE);
   for (const entry of home.queue.listUnknown(QUEUE)) {
     if (inFlight.has(entry.id)) continue;
     const url = `${PLATFORM}/sent?deliveryId=${encodeURIComponent(entry.id)}`;

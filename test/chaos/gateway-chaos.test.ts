@@ -213,6 +213,7 @@ describe("the gateway example under kill -9", () => {
         checkTurns(channel, rows);
         const twice = checkDeliveries(platform, rows);
         const events = (name: string) => lines.filter((line) => line.event === name);
+        expect(events("sweep-failed"), "recovery never failed").toEqual([]);
         console.log(
           `gateway chaos: ${channel.messages.length} messages, ${platform.sends.length} sends,` +
             ` ${events("requeued").length} inputs requeued,` +

@@ -30,10 +30,11 @@ export class GatewayProcess {
     });
   }
 
-  /** kill -9: no handler runs, nothing is flushed or released. */
+  /** kill -9: no handler runs, nothing is flushed or released. Rejects if it had died by itself. */
   async kill(): Promise<void> {
     this.child.kill("SIGKILL");
-    await this.exited;
+    const { code, signal } = await this.exited;
+    if (signal !== "SIGKILL") throw new Error(`gateway exited by itself with ${code ?? signal}`);
   }
 
   /** A clean stop; rejects when the gateway exits with an error. */
