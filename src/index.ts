@@ -132,6 +132,7 @@ export type {
   InputOutcome,
   InputRecord,
   InputState,
+  InputView,
   NewInput,
   RecoveredInputs,
 } from "./stores/agent/input-store.js";

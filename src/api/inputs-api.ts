@@ -7,6 +7,7 @@ import type {
   InputListOptions,
   InputRecord,
   InputStore,
+  InputView,
   NewInput,
   RecoveredInputs,
 } from "../stores/agent/input-store.js";
@@ -71,5 +72,10 @@ export class InputsApi {
 
   list(agentId: string, options?: InputListOptions): InputRecord[] {
     return this.read(agentId).list(options);
+  }
+
+  /** `list` as `recover` would leave it, writing nothing (see `InputStore.listAsRecovered`). */
+  listAsRecovered(agentId: string, options?: InputListOptions): InputView[] {
+    return this.read(agentId).listAsRecovered(options);
   }
 }

@@ -29,12 +29,14 @@ import {
   inputFromRow,
 } from "./input-rows.js";
 import { ACTIVE_SESSION_SQL, INPUT_LIST_SQL, INPUT_SQL } from "./input-sql.js";
+import { type InputView, viewInputs } from "./input-views.js";
 import { MAX_SESSION_KEY_LENGTH } from "./session-store.js";
 import type { TranscriptBranches } from "./transcript-branches.js";
 import type { NewTranscriptEvent, TranscriptStore } from "./transcript-store.js";
 
 export type { DanglingToolCall } from "../../transcript/dangling-tool-calls.js";
 export type { InputOutcome, InputRecord, InputState } from "./input-rows.js";
+export type { InputView } from "./input-views.js";
 
 /** A message's payload is small structured data; attachments belong in blob storage. */
 export const MAX_INPUT_PAYLOAD_BYTES = 256 * 1024;
@@ -313,6 +315,23 @@ export class InputStore {
     };
     const which = state ? (sessionKey ? "both" : "state") : sessionKey ? "session" : "all";
     return this.lists[which].all(params).map(inputFromRow);
+  }
+
+  /**
+   * `list` as `recover` would leave it, writing nothing: a claimed input whose lease lapsed and
+   * whose owner process is dead reads as `interrupted` (its `storedState` stays `claimed`).
+   */
+  listAsRecovered(options: InputListOptions = {}): InputView[] {
+    return viewInputs(
+      (o) => this.list(o),
+      options,
+      (record) => this.orphaned(record),
+    );
+  }
+
+  private orphaned(record: InputRecord): boolean {
+    const lease = record.state === "claimed" ? record.lease : null;
+    return lease !== null && lease.expiresAt <= this.clock() && !this.ownerAlive(lease.process);
   }
 
   private acceptParams(sessionKey: string, input: NewInput) {
