@@ -3,9 +3,11 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { registerBackup } from "./commands/backup.js";
 import { registerCron } from "./commands/cron.js";
+import { registerDeliveries } from "./commands/deliveries.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGc } from "./commands/gc.js";
+import { registerInputs } from "./commands/inputs.js";
 import { registerKv } from "./commands/kv.js";
 import { registerMemory } from "./commands/memory.js";
 import { registerServe } from "./commands/serve.js";
@@ -49,6 +51,8 @@ export function buildProgram({ json = false }: { json?: boolean } = {}): Command
   registerCron(program);
   registerVfs(program);
   registerMemory(program);
+  registerInputs(program);
+  registerDeliveries(program);
   registerServe(program);
   return program;
 }

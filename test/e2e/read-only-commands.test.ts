@@ -33,6 +33,8 @@ function seed(): { home: string; sessionId: string; files: string[] } {
     recallPolicy: "always",
   });
   new VfsStore(state.agent("main").db).namespace().writeFile("/todo.txt", "basil\n");
+  state.inputs.accept("main", KEY, { idempotencyKey: "m1", payload: { text: "water the basil" } });
+  state.queue.enqueue("outbound-delivery", { payload: { text: "done" }, sessionKey: KEY });
   const files = [state.db.path, state.agent("main").db.path];
   state.close();
   return { home, sessionId, files };
@@ -80,6 +82,10 @@ describe("commands that only read, beside a writer holding the write lock", () =
       ["vfs", "cat", "/todo.txt", ...agent],
       ["vfs", "export", ...agent, "--out", join(tempDir(), "out")],
       ["backup", "list"],
+      ["inputs"],
+      ["inputs", "--state", "interrupted", ...agent],
+      ["deliveries", "--session-key", KEY],
+      ["deliveries", "--state", "unknown"],
     ];
     for (const command of commands) {
       const started = Date.now();

@@ -88,6 +88,9 @@ export const QUEUE_SQL = {
   unknownPage: `SELECT * FROM delivery_queue_entries WHERE queue_name = @queue AND ${UNKNOWN}
       AND (send_started_at, id) > (@afterAt, @afterId)
     ORDER BY send_started_at, id LIMIT @limit`,
+  // Every queue: the in-flight partial index holds only sends begun, so the sort stays small.
+  unknownAnywhere: `SELECT * FROM delivery_queue_entries WHERE ${UNKNOWN}
+    ORDER BY send_started_at, queue_name, id LIMIT @limit`,
   resolveResend: `UPDATE delivery_queue_entries SET status = 'pending', available_at = @now,
       lease_owner = NULL, lease_id = NULL, send_started_at = NULL, updated_at = @now
     WHERE ${KEY} AND ${UNKNOWN} RETURNING *`,

@@ -303,6 +303,15 @@ export class DeliveryQueueStore {
       .map((row) => entryFromRow(row, now));
   }
 
+  /** `listUnknown` over every queue, oldest send first: what an operator checks after a crash. */
+  listUnknownEverywhere(options: { limit?: number } = {}): DeliveryEntry[] {
+    const { limit } = checkOptions(options, ["limit"], "DeliveryQueueStore.listUnknownEverywhere");
+    const now = this.clock();
+    return this.sql.unknownAnywhere
+      .all({ now, limit: checkLimit(limit) })
+      .map((row) => entryFromRow(row, now));
+  }
+
   /**
    * The gateway's decision about a send of unknown outcome (see `UnknownDecision`). E_NOT_FOUND
    * when there is no such entry, E_CONFLICT when its outcome is not unknown (any more).

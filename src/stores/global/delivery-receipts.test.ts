@@ -197,6 +197,26 @@ describe("delivery receipts: sends of unknown outcome", () => {
     expect(q.receipts({ agentId: "x", status: "unknown" })).toEqual([]);
   });
 
+  it("lists the unknown sends of every queue, oldest send first, without recording them", () => {
+    const { db, clock, q } = setup();
+    begun(q, "first");
+    clock.advance(10);
+    q.enqueue(SESSION_DELIVERY_QUEUE, { id: "other-queue", payload: {} });
+    const held = q.claim(SESSION_DELIVERY_QUEUE, "h") as ClaimedDelivery;
+    q.beginSend(SESSION_DELIVERY_QUEUE, "other-queue", held.leaseId);
+    clock.advance(10);
+    const live = begun(q, "live");
+    clock.advance(LEASE - 5); // first and other-queue lapsed; live still runs
+    q.extend(Q, "live", live.leaseId);
+    expect(q.listUnknownEverywhere().map((e) => [e.queue, e.id, e.status])).toEqual([
+      [Q, "first", "unknown"],
+      [SESSION_DELIVERY_QUEUE, "other-queue", "unknown"],
+    ]);
+    expect(q.listUnknownEverywhere({ limit: 1 }).map((e) => e.id)).toEqual(["first"]);
+    expect(raw(db, "first")?.status).toBe("sending");
+    expect(raw(db, "other-queue", SESSION_DELIVERY_QUEUE)?.status).toBe("sending");
+  });
+
   it("accepts the late holder's settle: it knows what the platform answered", () => {
     const { db, clock, q } = setup();
     const lease = begun(q, "slow");
@@ -328,6 +348,10 @@ describe("delivery receipts: queries", () => {
       "SELECT * FROM delivery_queue_entries WHERE queue_name = 'q' AND status IN ('sending', 'unknown') AND (status = 'unknown' OR available_at <= 5) ORDER BY send_started_at, id",
     );
     expect(unknown).toMatch(/delivery_queue_entries_in_flight/);
+    const everywhere = plan(
+      QUEUE_SQL.unknownAnywhere.replaceAll("@now", "5").replaceAll("@limit", "10"),
+    );
+    expect(everywhere).toMatch(/delivery_queue_entries_in_flight/);
     const counts = plan(QUEUE_SQL.counts.replaceAll("@queue", "'q'").replaceAll("@now", "5"));
     expect(counts).not.toMatch(/SCAN delivery_queue_entries\b(?! USING)/);
     expect(counts).toMatch(/delivery_queue_entries_claimable/);
