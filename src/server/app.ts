@@ -7,6 +7,7 @@ import type { ServerDeps } from "./deps.js";
 import { ApiError, badRequest, onError } from "./errors.js";
 import { agentRoutes } from "./routes/agents.js";
 import { historyRoutes } from "./routes/history.js";
+import { inboundRoutes } from "./routes/inbound.js";
 import { liveRoutes } from "./routes/live.js";
 import { memoryRoutes } from "./routes/memory.js";
 import { searchRoutes } from "./routes/search.js";
@@ -87,6 +88,7 @@ export function createApp(options: AppOptions): ServerApp {
     )
     .route("/", agentRoutes(deps))
     .route("/", sessionRoutes(deps))
+    .route("/", inboundRoutes(deps))
     .route("/", transcriptRoutes(deps))
     .route("/", liveRoutes(deps))
     .route("/", searchRoutes(deps))
