@@ -16,8 +16,7 @@ let server: ServerApp;
 
 beforeEach(() => {
   const dir = tempDir();
-  seedHome(dir);
-  seeded = seedInbound(dir);
+  seeded = seedInbound(seedHome(dir));
   home = openStateHome({ home: dir, create: false, readonly: true });
   server = createApp({ home });
 });

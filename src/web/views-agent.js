@@ -4,6 +4,7 @@
 import { api, apiPath, subscribe } from "./api.js";
 import { formatTime, h, link, replace, route, shortId, table, timeCell } from "./dom.js";
 import { setLive } from "./live.js";
+import { inboundPanels } from "./view-inbound.js";
 
 const PAGE = 50;
 
@@ -143,7 +144,10 @@ export async function sessionsView({ root, params: [agentId], query, isCurrent }
 }
 
 export async function keyView({ root, params: [agentId, key], isCurrent }) {
-  const { entry, history } = await api(apiPath("agents", agentId, "sessions", key));
+  const [{ entry, history }, inbound] = await Promise.all([
+    api(apiPath("agents", agentId, "sessions", key)),
+    inboundPanels(agentId, key),
+  ]);
   if (!isCurrent()) return;
   const activeId = entry?.entry?.sessionId;
   const fields = entry ? Object.entries(entry.entry).map(([name, value]) => ({ name, value })) : [];
@@ -175,6 +179,7 @@ export async function keyView({ root, params: [agentId, key], isCurrent }) {
       history,
       { empty: "No sessions." },
     ),
+    inbound,
     h("h2", {}, "Entry"),
     table(
       [

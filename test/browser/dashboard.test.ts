@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStateHome } from "../../src/home.js";
 import { type RunningServer, startServer } from "../../src/server/start-server.js";
 import { MAIN_KEY, type SeededHome, seedHome } from "../../src/server/test-support/seed-home.js";
+import { type SeededInbound, seedInbound } from "../../src/server/test-support/seed-inbound.js";
 import { PROJECT_ROOT, requireBuild } from "../support/built.js";
 
 // The dashboard in a real browser (Debian's chromium, no network) against a real server on a
@@ -23,6 +24,7 @@ const PHONE = { width: 390, height: 844 };
 let dir: string;
 let profile: string;
 let seeded: SeededHome;
+let inbound: SeededInbound;
 let server: RunningServer;
 let browser: BrowserContext;
 let page: Page;
@@ -37,6 +39,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "agentstate-browser-"));
   profile = mkdtempSync(join(tmpdir(), "agentstate-chromium-"));
   seeded = seedHome(dir);
+  inbound = seedInbound(seeded);
   server = await startServer({ home: dir, port: 0 });
   browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -219,6 +222,44 @@ describe("the dashboard", () => {
     } finally {
       await guarded.close();
     }
+  });
+
+  it("shows a session key's inputs and deliveries, interrupted and unknown ones highlighted", async () => {
+    await page.goto(`${server.url}#/agents/main/keys/${encodeURIComponent(MAIN_KEY)}`);
+    const inputs = page.locator("#inputs tbody tr");
+    await expect.poll(() => inputs.count()).toBe(4);
+    const cells = (row: number) => inputs.nth(row).locator("td").allTextContents();
+    const answered = await cells(0);
+    expect(answered.slice(0, 3)).toEqual(["completed", expect.stringMatching(/^\d{4}-/), "1"]);
+    // Each outcome event id, shortened, with the whole id as its tooltip.
+    const ids = inputs.nth(0).locator("td[data-title='Outcome events'] .id");
+    expect(await ids.evaluateAll((nodes) => nodes.map((n) => n.getAttribute("title")))).toEqual(
+      inbound.answeredEventIds,
+    );
+    expect((await cells(1))[0]).toBe("interrupted");
+    expect((await cells(2))[0]).toBe("interrupted*");
+    expect((await cells(3))[0]).toBe("accepted");
+    expect(await page.locator("#inputs tr.attention").count()).toBe(2);
+
+    const deliveries = page.locator("#deliveries tbody tr");
+    await expect.poll(() => deliveries.count()).toBe(3);
+    const sent = deliveries.filter({ hasText: inbound.platformMessageId });
+    expect(await sent.locator("td").first().textContent()).toBe("sent");
+    const unknown = page.locator("#deliveries tr.attention");
+    expect(await unknown.count()).toBe(1);
+    expect(await unknown.locator("td").first().textContent()).toBe("unknown");
+    expect(await unknown.locator("td[data-title='Settled']").textContent()).toBe("-");
+    expect(await unknown.locator("td[data-title='Send started']").textContent()).toMatch(/^\d{4}-/);
+    // Highlighted in a colour a reader can see, not just marked in the DOM.
+    const shade = await page.evaluate<string>(
+      "getComputedStyle(document.querySelector('#deliveries tr.attention td')).backgroundColor",
+    );
+    expect(shade).not.toBe("rgba(0, 0, 0, 0)");
+    await shot("inbound");
+    await page.setViewportSize(PHONE);
+    expect(await overflowsSideways()).toBe(false);
+    await shot("phone-inbound");
+    await page.setViewportSize(DESKTOP);
   });
 
   it("ran without a script error and fetched nothing from another host", () => {

@@ -2,7 +2,7 @@ import type { ProcessOwner } from "../../db/process-owner.js";
 import { openStateHome } from "../../home.js";
 import { InputStore } from "../../stores/agent/input-store.js";
 import { DeliveryQueueStore } from "../../stores/global/delivery-queue-store.js";
-import { MAIN_KEY } from "./seed-home.js";
+import { MAIN_KEY, type SeededHome } from "./seed-home.js";
 
 /** This pid with a start time it never had: judged dead, as a gateway killed mid-turn. */
 const GHOST: ProcessOwner = { pid: process.pid, started: -1 };
@@ -18,7 +18,7 @@ export interface SeededInbound {
   platformMessageId: string;
 }
 
-function seedInputs(home: ReturnType<typeof openStateHome>) {
+function seedInputs(home: ReturnType<typeof openStateHome>, seeded: SeededHome) {
   const accept = (name: string) =>
     home.inputs.accept("main", MAIN_KEY, { idempotencyKey: name, payload: { text: name } }).input
       .inputId;
@@ -29,11 +29,11 @@ function seedInputs(home: ReturnType<typeof openStateHome>) {
     waiting: accept("waiting"),
   };
   home.inputs.claim("main", MAIN_KEY, "gateway", { leaseMs: MINUTE });
-  const sessionId = home.sessions.get("main", MAIN_KEY)?.entry.sessionId as string;
-  const reply = { type: "message", message: { role: "assistant", content: "Watered." } };
+  // Answered by the seeded conversation's turn: its events are recorded, none appended, so the
+  // transcripts other tests count stay as they are.
   const done = home.inputs.complete("main", inputs.answered, "gateway", {
-    sessionId,
-    events: [reply],
+    sessionId: seeded.sessionId,
+    eventIds: [seeded.ids.toolCall, seeded.ids.branchReply],
   });
   // A gateway that died a minute ago, its one-second leases long lapsed.
   const agent = home.agent("main");
@@ -73,10 +73,10 @@ function seedDeliveries(home: ReturnType<typeof openStateHome>) {
  * recorded so, one cut off by a dead gateway that no recover has seen, one waiting; a reply sent
  * with a platform id, one cut off mid-send (unknown), one queued.
  */
-export function seedInbound(dir: string): SeededInbound {
-  const home = openStateHome({ home: dir, create: false });
+export function seedInbound(seeded: SeededHome): SeededInbound {
+  const home = openStateHome({ home: seeded.home, create: false });
   try {
-    return { ...seedInputs(home), ...seedDeliveries(home) };
+    return { ...seedInputs(home, seeded), ...seedDeliveries(home) };
   } finally {
     home.close();
   }
