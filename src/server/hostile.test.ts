@@ -136,6 +136,8 @@ describe("hostile parameters", () => {
       (x: string) => `/api/agents/${x}/sessions`,
       (x: string) => `/api/agents/main/sessions/${x}`,
       (x: string) => `/api/agents/main/sessions?prefix=${x}&cursor=${x}`,
+      (x: string) => `/api/agents/main/sessions/${x}/inputs?state=${x}&afterSeq=${x}`,
+      (x: string) => `/api/agents/main/sessions/${x}/deliveries?status=${x}&queue=${x}`,
       (x: string) => `/api/agents/main/transcripts/${x}/events?afterSeq=${x}`,
       (x: string) => `/api/agents/main/transcripts/${x}/tree`,
       (x: string) => `/api/search?q=${x}&agentId=main`,
