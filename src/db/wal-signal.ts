@@ -25,7 +25,6 @@ const RETRY_GROWTH_BYTES = 4 * 1024 * 1024;
  */
 export type CatchUpResult = "owed" | "restarted" | "refused";
 
-
 /** The longest a writer waits for the thread's round in progress before its own catch-up. */
 const CATCH_UP_WAIT_MS = 5;
 
