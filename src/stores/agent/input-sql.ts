@@ -1,3 +1,10 @@
+/**
+ * The predicate of the partial index `inputs_open`, repeated literally in each statement that
+ * should use it: SQLite uses a partial index only when the query's WHERE implies the index's, and
+ * `state = 'accepted'` alone does not imply an IN list.
+ */
+const OPEN = "state IN ('accepted', 'claimed', 'interrupted')";
+
 /** A lease held by this very process under this owner name: the name alone could be reused. */
 const HELD =
   "state = 'claimed' AND lease_owner = @owner AND lease_owner_pid = @pid AND lease_owner_started IS @started";
@@ -15,11 +22,12 @@ export const INPUT_SQL = {
     ON CONFLICT (session_key, idempotency_key) DO NOTHING RETURNING *`,
   byKey: "SELECT * FROM inputs WHERE session_key = ? AND idempotency_key = ?",
   byId: "SELECT * FROM inputs WHERE input_id = ?",
-  // The subquery walks inputs_by_session: the session's waiting inputs, oldest first.
+  // The subquery walks inputs_open: the session's waiting inputs, oldest first.
   claim: `UPDATE inputs SET state = 'claimed', lease_owner = @owner, lease_owner_pid = @pid,
       lease_owner_started = @started, lease_expires_at = @until, attempts = attempts + 1
     WHERE arrival_seq IN (SELECT arrival_seq FROM inputs
-      WHERE session_key = @sessionKey AND state = 'accepted' ORDER BY arrival_seq LIMIT @limit)
+      WHERE session_key = @sessionKey AND state = 'accepted' AND ${OPEN}
+      ORDER BY arrival_seq LIMIT @limit)
     RETURNING *`,
   extend: `UPDATE inputs SET lease_expires_at = @until WHERE input_id = @inputId AND ${HELD}
     RETURNING *`,
@@ -28,8 +36,8 @@ export const INPUT_SQL = {
   complete: `UPDATE inputs SET state = 'completed', completed_at = @now, lease_expires_at = NULL,
       outcome_json = @outcome
     WHERE input_id = @inputId AND ${HELD} RETURNING *`,
-  lapsed: `SELECT * FROM inputs WHERE state = 'claimed' AND session_key = ? AND lease_expires_at <= ?
-    ORDER BY arrival_seq`,
+  lapsed: `SELECT * FROM inputs WHERE state = 'claimed' AND ${OPEN} AND session_key = ?
+      AND lease_expires_at <= ? ORDER BY arrival_seq`,
   interrupt: `UPDATE inputs SET state = 'interrupted', lease_expires_at = NULL
     WHERE input_id = ? AND state = 'claimed'`,
   requeue: `UPDATE inputs SET state = 'accepted' WHERE input_id = ? AND state = 'interrupted'
@@ -48,13 +56,21 @@ export const ACTIVE_SESSION_SQL = `SELECT coalesce(
       (SELECT session_id FROM sessions WHERE session_key = @key AND ended_at IS NULL
         ORDER BY created_at DESC, session_no DESC LIMIT 1)) AS session_id`;
 
-/** `list` statements by the filters given: each one can use an index, which an `OR NULL` could not. */
+/**
+ * `list` statements by the filters given: each one can use an index, which an `OR NULL` could not.
+ * Completed inputs are in no index but the table's own order (and the session key's unique one):
+ * listing them is a scan in arrival order, which pages through them as fast as it reads.
+ */
 export const INPUT_LIST_SQL = {
   all: "SELECT * FROM inputs WHERE arrival_seq > @after ORDER BY arrival_seq LIMIT @limit",
   state: `SELECT * FROM inputs WHERE state = @state AND arrival_seq > @after
     ORDER BY arrival_seq LIMIT @limit`,
+  interrupted: `SELECT * FROM inputs WHERE state = 'interrupted' AND arrival_seq > @after
+    ORDER BY arrival_seq LIMIT @limit`,
   session: `SELECT * FROM inputs WHERE session_key = @sessionKey AND arrival_seq > @after
     ORDER BY arrival_seq LIMIT @limit`,
   both: `SELECT * FROM inputs WHERE state = @state AND session_key = @sessionKey
+      AND arrival_seq > @after ORDER BY arrival_seq LIMIT @limit`,
+  bothOpen: `SELECT * FROM inputs WHERE state = @state AND ${OPEN} AND session_key = @sessionKey
       AND arrival_seq > @after ORDER BY arrival_seq LIMIT @limit`,
 } as const;

@@ -313,8 +313,7 @@ export class InputStore {
       after: checkInteger("afterSeq", afterSeq, 0, Number.MAX_SAFE_INTEGER),
       limit: checkLimit(limit),
     };
-    const which = state ? (sessionKey ? "both" : "state") : sessionKey ? "session" : "all";
-    return this.lists[which].all(params).map(inputFromRow);
+    return this.lists[listStatement(state, sessionKey !== undefined)].all(params).map(inputFromRow);
   }
 
   /**
@@ -405,6 +404,16 @@ export class InputStore {
     const events = Array.from(this.transcripts.events(sessionId), (stored) => stored.event);
     return danglingToolCalls(events, this.branches.leaf(sessionId));
   }
+}
+
+/** The `INPUT_LIST_SQL` statement whose index serves these filters. */
+function listStatement(
+  state: InputState | undefined,
+  bySession: boolean,
+): keyof typeof INPUT_LIST_SQL {
+  if (state === undefined) return bySession ? "session" : "all";
+  if (bySession) return state === "completed" ? "both" : "bothOpen";
+  return state === "interrupted" ? "interrupted" : "state";
 }
 
 function prepareAll<K extends string>(
