@@ -152,6 +152,7 @@ export type {
   SessionListPage,
   SessionPatch,
   SessionStore,
+  UpsertOptions,
 } from "./stores/agent/session-store.js";
 export type {
   NewSnapshot,

@@ -12,6 +12,7 @@ import type {
   SessionListOptions,
   SessionListPage,
   SessionPatch,
+  UpsertOptions,
 } from "../stores/agent/session-store.js";
 import type { TranscriptSnapshot } from "../stores/agent/snapshot-store.js";
 import type { SessionInfo } from "../stores/agent/transcript-rows.js";
@@ -35,8 +36,13 @@ export class SessionsApi {
     return this.read(agentId).sessions.get(sessionKey);
   }
 
-  upsert(agentId: string, sessionKey: string, entry: SessionEntryData): SessionEntry {
-    return this.write(agentId).sessions.upsert(sessionKey, entry);
+  upsert(
+    agentId: string,
+    sessionKey: string,
+    entry: SessionEntryData,
+    options?: UpsertOptions,
+  ): SessionEntry {
+    return this.write(agentId).sessions.upsert(sessionKey, entry, options);
   }
 
   patch(

@@ -481,10 +481,100 @@ describe("SessionStore", () => {
 
   it("reports a row whose JSON is not an object as corrupt", () => {
     const { db, sessions } = openSessions();
-    db.prepare("INSERT INTO session_entries VALUES ('k', '[1]', 1, 0), ('j', '{', 1, 0)").run();
+    db.prepare(
+      `INSERT INTO session_entries (session_key, entry_json, version, updated_at)
+       VALUES ('k', '[1]', 1, 0), ('j', '{', 1, 0)`,
+    ).run();
     expectStateError(() => sessions.get("k"), "E_CORRUPT", /"k" is not a JSON object/);
     expectStateError(() => sessions.patch("j", {}), "E_CORRUPT", /"j"/);
     expectStateError(() => sessions.list(), "E_CORRUPT");
+    db.close();
+  });
+
+  it("points an entry at its conversation when created, patched or upserted, and lists by it", () => {
+    const { db, sessions } = openSessions();
+    const column = () =>
+      db
+        .prepare<{ session_key: string; conversation_id: string | null }>(
+          "SELECT session_key, conversation_id FROM session_entries ORDER BY session_key",
+        )
+        .all()
+        .map((r) => [r.session_key, r.conversation_id]);
+    expect(sessions.patch("a", { updatedAt: 1 }, { conversationId: "conv-1" })).toMatchObject({
+      version: 1,
+      conversationId: "conv-1",
+    });
+    sessions.upsert("b", { updatedAt: 2 }, { conversationId: "conv-1" });
+    sessions.upsert("c", { updatedAt: 3 });
+    expect(column()).toEqual([
+      ["a", "conv-1"],
+      ["b", "conv-1"],
+      ["c", null],
+    ]);
+    // Absent: kept through a patch and an upsert; null clears; another id moves the entry.
+    expect(sessions.patch("a", { updatedAt: 4 }).conversationId).toBe("conv-1");
+    expect(sessions.upsert("b", { updatedAt: 5 }).conversationId).toBe("conv-1");
+    expect(sessions.patch("c", { updatedAt: 6 }, { conversationId: "conv-2" }).conversationId).toBe(
+      "conv-2",
+    );
+    sessions.upsert("a", { updatedAt: 7 }, { conversationId: null });
+    expect(column()).toEqual([
+      ["a", null],
+      ["b", "conv-1"],
+      ["c", "conv-2"],
+    ]);
+    expect(sessions.get("b")).toMatchObject({ conversationId: "conv-1", version: 2 });
+    expect(sessions.get("a")).not.toHaveProperty("conversationId");
+    const listed = (options: object) =>
+      sessions.list(options).entries.map((e) => [e.sessionKey, e.conversationId ?? null]);
+    expect(listed({})).toEqual([
+      ["a", null],
+      ["c", "conv-2"],
+      ["b", "conv-1"],
+    ]);
+    expect(listed({ conversationId: "conv-1" })).toEqual([["b", "conv-1"]]);
+    expect(listed({ conversationId: "conv-2", prefix: "c" })).toEqual([["c", "conv-2"]]);
+    expect(listed({ conversationId: "conv-2", prefix: "b" })).toEqual([]);
+    expect(listed({ conversationId: "none" })).toEqual([]);
+    db.close();
+  });
+
+  it("pages through one conversation's entries by the updated_at index", () => {
+    const { db, sessions } = openSessions();
+    for (let i = 0; i < 30; i++) {
+      sessions.upsert(`k${i}`, { updatedAt: i }, { conversationId: i % 3 === 0 ? "c" : "d" });
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = sessions.list({ conversationId: "c", limit: 4, cursor });
+      seen.push(...page.entries.map((e) => e.sessionKey));
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    const expected = Array.from({ length: 10 }, (_, n) => `k${27 - 3 * n}`);
+    expect(seen).toEqual(expected);
+    db.close();
+  });
+
+  it("refuses a conversation id that is not well-formed text, and writes nothing", () => {
+    const { db, sessions } = openSessions();
+    for (const bad of ["", 7, "x".repeat(257), "\ud800"]) {
+      expectStateError(
+        () => sessions.upsert("k", {}, { conversationId: bad as string }),
+        "E_INVALID_ARGUMENT",
+        /conversation id/,
+      );
+      expectStateError(
+        () => sessions.patch("k", {}, { conversationId: bad as string }),
+        "E_INVALID_ARGUMENT",
+      );
+      expectStateError(
+        () => sessions.list({ conversationId: bad as string }),
+        "E_INVALID_ARGUMENT",
+      );
+    }
+    expect(() => sessions.upsert("k", {}, { conversation: "x" } as object)).toThrow(/conversation/);
+    expect(rows(db)).toEqual([]);
     db.close();
   });
 });

@@ -11,8 +11,10 @@ export const MAX_SESSION_ENTRY_BYTES = 1024 * 1024;
 export const MAX_SESSION_KEY_LENGTH = 512;
 const MAX_LIST_LIMIT = 1000;
 const MAX_PATCH_ATTEMPTS = 100;
-const LIST_OPTION_KEYS = new Set(["prefix", "updatedSince", "limit", "cursor"]);
-const PATCH_OPTION_KEYS = new Set(["expectedVersion", "maxAttempts"]);
+const LIST_OPTION_KEYS = new Set(["prefix", "updatedSince", "conversationId", "limit", "cursor"]);
+const PATCH_OPTION_KEYS = new Set(["expectedVersion", "maxAttempts", "conversationId"]);
+const UPSERT_OPTION_KEYS = new Set(["conversationId"]);
+const MAX_CONVERSATION_ID_LENGTH = 256;
 // A lone UTF-16 surrogate cannot be stored as UTF-8: SQLite would see U+FFFD instead, so two
 // different JS keys could name one row.
 const LONE_SURROGATE = /\p{Surrogate}/u;
@@ -40,6 +42,8 @@ export interface SessionEntry {
   /** 1 when created, +1 on every write: the compare-and-swap token of `patch`. */
   version: number;
   updatedAt: number;
+  /** The conversation (global database) the entry belongs to; absent when it belongs to none. */
+  conversationId?: string;
 }
 
 /**
@@ -56,6 +60,13 @@ export interface PatchOptions {
   expectedVersion?: number;
   /** Attempts before giving up on optimism and taking the write lock (default 8, 1 to 100). */
   maxAttempts?: number;
+  /** Points the entry at this conversation (null: at none); absent: keeps the current one. */
+  conversationId?: string | null;
+}
+
+export interface UpsertOptions {
+  /** Points the entry at this conversation (null: at none); absent: keeps the current one. */
+  conversationId?: string | null;
 }
 
 export interface SessionListOptions {
@@ -63,6 +74,8 @@ export interface SessionListOptions {
   prefix?: string;
   /** Only entries with `updatedAt >= updatedSince`. */
   updatedSince?: number;
+  /** Only entries that belong to this conversation. */
+  conversationId?: string;
   /** At most this many entries per page (default 100, at most 1000). */
   limit?: number;
   /** `nextCursor` of the previous page; absent or null for the first page. */
@@ -81,6 +94,7 @@ interface SessionEntryRow {
   entry_json: string;
   version: number;
   updated_at: number;
+  conversation_id: string | null;
 }
 
 export const SESSION_ENTRY_COLUMNS = columnsOf<SessionEntryRow>()(
@@ -88,7 +102,39 @@ export const SESSION_ENTRY_COLUMNS = columnsOf<SessionEntryRow>()(
   "entry_json",
   "version",
   "updated_at",
+  "conversation_id",
 );
+
+/**
+ * A conversation id to write: `undefined` keeps the current one (bound as the keep flag 1), null
+ * clears it.
+ */
+function checkConversationId(value: unknown): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (
+    typeof value !== "string" ||
+    value.length === 0 ||
+    value.length > MAX_CONVERSATION_ID_LENGTH ||
+    LONE_SURROGATE.test(value)
+  ) {
+    throw new StateError(
+      "E_INVALID_ARGUMENT",
+      `invalid conversation id ${showKey(value)}: expected well-formed text of 1 to ${MAX_CONVERSATION_ID_LENGTH} characters, or null`,
+    );
+  }
+  return value;
+}
+
+/** Bind parameters of a conversation id write: `keep` 1 leaves the column as it is. */
+function conversationParams(id: string | null | undefined) {
+  return { conversation: id ?? null, keep: id === undefined ? 1 : 0 };
+}
+
+/** What one patch attempt writes besides the entry. */
+interface PatchWrite {
+  expectedVersion: number | undefined;
+  conversationId: string | null | undefined;
+}
 
 type Updater = (current: SessionEntryData | undefined) => unknown;
 
@@ -176,7 +222,13 @@ function fromRow(row: SessionEntryRow): SessionEntry {
     entry: parseEntry(row.session_key, row.entry_json),
     version: row.version,
     updatedAt: row.updated_at,
+    ...conversationField(row.conversation_id),
   };
+}
+
+/** `{ conversationId }` when there is one: an entry of no conversation has no such field. */
+function conversationField(id: string | null): { conversationId?: string } {
+  return id === null ? {} : { conversationId: id };
 }
 
 function checkInteger(name: string, value: unknown, min: number, max: number): number {
@@ -193,6 +245,7 @@ function checkPatchOptions(options: PatchOptions) {
   rejectUnknownOptions(options, PATCH_OPTION_KEYS, "SessionStore.patch");
   const { expectedVersion, maxAttempts = 8 } = options;
   return {
+    conversationId: checkConversationId(options.conversationId),
     expectedVersion:
       expectedVersion === undefined
         ? undefined
@@ -259,6 +312,8 @@ function decodeCursor(cursor: unknown): readonly [number, string] {
 function checkListOptions(options: SessionListOptions) {
   rejectUnknownOptions(options, LIST_OPTION_KEYS, "SessionStore.list");
   const { prefix = "", updatedSince, limit = 100, cursor } = options;
+  const conversation = options.conversationId;
+  if (conversation !== undefined) checkConversationId(conversation);
   if (typeof prefix !== "string" || LONE_SURROGATE.test(prefix)) {
     throw new StateError("E_INVALID_ARGUMENT", `invalid session key prefix ${showKey(prefix)}`);
   }
@@ -270,6 +325,7 @@ function checkListOptions(options: SessionListOptions) {
     since: updatedSince ?? Number.NEGATIVE_INFINITY,
     prefix,
     upper: prefix === "" ? null : (prefixUpperBound(prefix) ?? null),
+    conversation: conversation ?? null,
     limit: checkInteger("limit", limit, 1, MAX_LIST_LIMIT),
     after: cursor === undefined || cursor === null ? undefined : decodeCursor(cursor),
   };
@@ -279,12 +335,13 @@ function checkListOptions(options: SessionListOptions) {
  * Always walks the (updated_at, session_key) index newest first and stops after the page. Without
  * INDEXED BY, a prefix makes SQLite prefer the primary-key range and sort every match, ~70 KB of
  * entry_json each, in a temp B-tree. The prefix test reads only the index entry (a deferred seek),
- * so skipped rows are never loaded. `after` adds the keyset bound as a row-value range.
+ * so skipped rows are never loaded; so does the conversation test. `after` adds the keyset bound as a row-value range.
  */
 function listSql(after: boolean): string {
   return `SELECT * FROM session_entries INDEXED BY session_entries_updated
     WHERE updated_at >= @since
       AND session_key >= @prefix AND (@upper IS NULL OR session_key < @upper)
+      AND (@conversation IS NULL OR conversation_id = @conversation)
       ${after ? "AND (updated_at, session_key) < (@afterAt, @afterKey)" : ""}
     ORDER BY updated_at DESC, session_key DESC
     LIMIT @limit`;
@@ -297,7 +354,7 @@ function listSql(after: boolean): string {
  */
 export class SessionStore {
   private readonly selectOne: SqlStatement<SessionEntryRow>;
-  private readonly upsertRow: SqlStatement<{ version: number }>;
+  private readonly upsertRow: SqlStatement<{ version: number; conversation_id: string | null }>;
   private readonly insertIfAbsent: SqlStatement;
   private readonly updateIfVersion: SqlStatement;
   private readonly deleteOne: SqlStatement;
@@ -307,18 +364,21 @@ export class SessionStore {
   constructor(private readonly db: Database) {
     this.selectOne = db.prepare("SELECT * FROM session_entries WHERE session_key = ?");
     this.upsertRow = db.prepare(
-      `INSERT INTO session_entries (session_key, entry_json, version, updated_at) VALUES (?, ?, 1, ?)
+      `INSERT INTO session_entries (session_key, entry_json, version, updated_at, conversation_id)
+       VALUES (@key, @json, 1, @at, @conversation)
        ON CONFLICT (session_key) DO UPDATE SET entry_json = excluded.entry_json,
-         version = session_entries.version + 1, updated_at = excluded.updated_at
-       RETURNING version`,
+         version = session_entries.version + 1, updated_at = excluded.updated_at,
+         conversation_id = iif(@keep, session_entries.conversation_id, excluded.conversation_id)
+       RETURNING version, conversation_id`,
     );
     this.insertIfAbsent = db.prepare(
-      `INSERT INTO session_entries (session_key, entry_json, version, updated_at) VALUES (?, ?, 1, ?)
-       ON CONFLICT (session_key) DO NOTHING`,
+      `INSERT INTO session_entries (session_key, entry_json, version, updated_at, conversation_id)
+       VALUES (@key, @json, 1, @at, @conversation) ON CONFLICT (session_key) DO NOTHING`,
     );
     this.updateIfVersion = db.prepare(
-      `UPDATE session_entries SET entry_json = ?, version = version + 1, updated_at = ?
-       WHERE session_key = ? AND version = ?`,
+      `UPDATE session_entries SET entry_json = @json, version = version + 1, updated_at = @at,
+         conversation_id = iif(@keep, conversation_id, @conversation)
+       WHERE session_key = @key AND version = @version`,
     );
     this.deleteOne = db.prepare("DELETE FROM session_entries WHERE session_key = ?");
     this.listFirst = db.prepare(listSql(false));
@@ -330,13 +390,28 @@ export class SessionStore {
     return row ? fromRow(row) : undefined;
   }
 
-  /** Replaces the entry whole (creating it at version 1); the version goes up by one. */
-  upsert(sessionKey: string, entry: SessionEntryData): SessionEntry {
+  /**
+   * Replaces the entry whole (creating it at version 1); the version goes up by one. The entry's
+   * conversation is not part of its JSON: it changes only when `conversationId` is given.
+   */
+  upsert(sessionKey: string, entry: SessionEntryData, options: UpsertOptions = {}): SessionEntry {
     const key = checkKey(sessionKey);
+    rejectUnknownOptions(options, UPSERT_OPTION_KEYS, "SessionStore.upsert");
+    const conversation = conversationParams(checkConversationId(options.conversationId));
     const { json, updatedAt } = encodeEntry(key, entry);
     // RETURNING always yields the row just written.
-    const { version } = this.upsertRow.get(key, json, updatedAt) as { version: number };
-    return { sessionKey: key, entry: JSON.parse(json) as SessionEntryData, version, updatedAt };
+    const written = this.upsertRow.get({ key, json, at: updatedAt, ...conversation });
+    const { version, conversation_id } = written as {
+      version: number;
+      conversation_id: string | null;
+    };
+    return {
+      sessionKey: key,
+      entry: JSON.parse(json) as SessionEntryData,
+      version,
+      updatedAt,
+      ...conversationField(conversation_id),
+    };
   }
 
   /**
@@ -346,17 +421,18 @@ export class SessionStore {
    */
   patch(sessionKey: string, patch: SessionPatch, options: PatchOptions = {}): SessionEntry {
     const key = checkKey(sessionKey);
-    const { expectedVersion, maxAttempts } = checkPatchOptions(options);
+    const { expectedVersion, maxAttempts, conversationId } = checkPatchOptions(options);
     const update = toUpdater(patch);
+    const write = { expectedVersion, conversationId };
     for (let attempt = 1; attempt < maxAttempts; attempt++) {
-      const written = this.attemptPatch(key, update, expectedVersion);
+      const written = this.attemptPatch(key, update, write);
       if (written) return written;
     }
     // Optimistic attempts hold the write lock only for the write itself, not while the caller's
     // function runs, so they come first. After maxAttempts - 1 lost races, the last attempt runs
     // under BEGIN IMMEDIATE: holding the write lock from the read to the write, no other writer
     // can change the row in between, so it cannot lose. A patch never fails from contention alone.
-    const written = this.db.tx(() => this.attemptPatch(key, update, expectedVersion));
+    const written = this.db.tx(() => this.attemptPatch(key, update, write));
     if (!written) {
       throw new StateError("E_CONFLICT", `session entry ${showKey(key)} changed under its lock`);
     }
@@ -369,9 +445,9 @@ export class SessionStore {
 
   /** One page of entries, most recently updated first; follow `nextCursor` for the next page. */
   list(options: SessionListOptions = {}): SessionListPage {
-    const { since, prefix, upper, limit, after } = checkListOptions(options);
+    const { since, prefix, upper, conversation, limit, after } = checkListOptions(options);
     // One row more than the page tells whether another page follows, so the last page says null.
-    const params = { since, prefix, upper, limit: limit + 1 };
+    const params = { since, prefix, upper, conversation, limit: limit + 1 };
     const rows = after
       ? this.listAfter.all({ ...params, afterAt: after[0], afterKey: after[1] })
       : this.listFirst.all(params);
@@ -385,7 +461,7 @@ export class SessionStore {
   private attemptPatch(
     key: string,
     update: Updater,
-    expectedVersion: number | undefined,
+    { expectedVersion, conversationId }: PatchWrite,
   ): SessionEntry | undefined {
     const row = this.selectOne.get(key);
     const actualVersion = row?.version ?? 0;
@@ -395,11 +471,20 @@ export class SessionStore {
     // Parsed afresh on every attempt, so the function may mutate what it is given.
     const current = row ? parseEntry(key, row.entry_json) : undefined;
     const { json, updatedAt } = encodeEntry(key, computeNext(key, update, current));
+    const params = { key, json, at: updatedAt, ...conversationParams(conversationId) };
     const changes = row
-      ? this.updateIfVersion.run(json, updatedAt, key, row.version).changes
-      : this.insertIfAbsent.run(key, json, updatedAt).changes;
+      ? this.updateIfVersion.run({ ...params, version: row.version }).changes
+      : this.insertIfAbsent.run(params).changes;
     if (changes === 0) return undefined;
     const entry = JSON.parse(json) as SessionEntryData;
-    return { sessionKey: key, entry, version: actualVersion + 1, updatedAt };
+    const conversation =
+      conversationId === undefined ? (row?.conversation_id ?? null) : conversationId;
+    return {
+      sessionKey: key,
+      entry,
+      version: actualVersion + 1,
+      updatedAt,
+      ...conversationField(conversation),
+    };
   }
 }
