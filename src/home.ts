@@ -29,6 +29,14 @@ import { type AgentStores, defineAgentStores } from "./stores/agent/agent-stores
 import { TranscriptIndex } from "./stores/agent/transcript-index.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
 import { GlobalStores } from "./stores/global/global-stores.js";
+import {
+  checkRetention,
+  DEFAULT_RETENTION,
+  pruneInputs,
+  pruneReceipts,
+  type RetentionOptions,
+  type RetentionPolicy,
+} from "./stores/retention.js";
 
 export const GLOBAL_DB_RELATIVE_PATH = join("state", "state.sqlite");
 
@@ -136,6 +144,20 @@ export interface OpenStateHomeOptions {
    * about 1 MB and 3 file descriptors.
    */
   maxOpenAgents?: number;
+  /**
+   * How long completed inputs and settled delivery receipts are kept (by age and count); applied
+   * by `sweepExpired` and `agentstate gc`. Default: 30 days, at most 1,000 completed inputs per
+   * session key and 100,000 receipts per queue.
+   */
+  retention?: RetentionOptions;
+}
+
+/** Rows `StateHome.sweepExpired` removed: expired ones, and those past the retention policy. */
+export interface HomeSweepReport {
+  global: SweepReport;
+  agents: Record<string, SweepReport>;
+  /** Settled deliveries (global database) and completed inputs (by agent) past retention. */
+  retention: { receipts: number; inputs: Record<string, number> };
 }
 
 export interface AgentOpenOptions {
@@ -152,6 +174,7 @@ const HOME_OPTION_KEYS = new Set([
   "onUpgradeProgress",
   "checkpoints",
   "maxOpenAgents",
+  "retention",
 ]);
 const AGENT_OPTION_KEYS = new Set(["create"]);
 
@@ -187,14 +210,18 @@ export class StateHome extends GlobalStores {
   private readonly upsertAgentDatabase: SqlStatement;
   private readonly selectAgents: SqlStatement<AgentRegistryRow & AgentDatabaseRow>;
   private readonly openOptions: HomeDatabaseOptions;
+  /** How long finished inputs and receipts are kept; see `OpenStateHomeOptions.retention`. */
+  readonly retention: RetentionPolicy;
 
   constructor(
     path: string,
     db: Database,
     options: HomeDatabaseOptions = {},
     maxOpenAgents = DEFAULT_MAX_OPEN_AGENTS,
+    retention: RetentionPolicy = DEFAULT_RETENTION,
   ) {
     super(db);
+    this.retention = retention;
     this.pool = new AgentPool(checkMaxOpenAgents(maxOpenAgents), (agentId) =>
       evictedMessage(agentId, maxOpenAgents),
     );
@@ -330,16 +357,19 @@ export class StateHome extends GlobalStores {
   }
 
   /**
-   * Deletes expired rows (TTL) from the global database and every open agent database. Agents
-   * not open now are left to `agentstate gc`, which opens each registered one.
+   * Deletes expired rows (TTL) and rows past the retention policy (completed inputs, settled
+   * delivery receipts) from the global database and every open agent database. Agents not open
+   * now are left to `agentstate gc`, which opens each registered one.
    */
-  sweepExpired(now: number = Date.now()): {
-    global: SweepReport;
-    agents: Record<string, SweepReport>;
-  } {
+  sweepExpired(now: number = Date.now()): HomeSweepReport {
     const agents: Record<string, SweepReport> = {};
-    for (const agent of this.pool.values()) agents[agent.agentId] = sweepExpired(agent.db, now);
-    return { global: sweepExpired(this.db, now), agents };
+    const inputs: Record<string, number> = {};
+    for (const agent of this.pool.values()) {
+      agents[agent.agentId] = sweepExpired(agent.db, now);
+      inputs[agent.agentId] = pruneInputs(agent.db, this.retention, now);
+    }
+    const receipts = pruneReceipts(this.db, this.retention, now);
+    return { global: sweepExpired(this.db, now), agents, retention: { receipts, inputs } };
   }
 
   hasAgent(agentId: string): boolean {
@@ -393,6 +423,7 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
   rejectUnknownOptions(options, HOME_OPTION_KEYS, "openStateHome");
   // Checked before anything opens, so a bad value leaves no handle behind.
   const cap = checkMaxOpenAgents(options.maxOpenAgents ?? DEFAULT_MAX_OPEN_AGENTS);
+  const retention = checkRetention(options.retention);
   const driver = chooseDriver(options.driver);
   const path = resolveHomePath(options.home);
   const globalPath = join(path, GLOBAL_DB_RELATIVE_PATH);
@@ -417,5 +448,6 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
     openDatabase({ path: globalPath, role: "global", ...dbOptions }),
     { ...dbOptions, ...(onUpgradeProgress ? { onUpgradeProgress } : {}) },
     cap,
+    retention,
   );
 }

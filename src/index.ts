@@ -62,6 +62,7 @@ export {
   type AgentPin,
   type AgentRecord,
   type AgentState,
+  type HomeSweepReport,
   type OpenStateHomeOptions,
   openStateHome,
   resolveHomePath,
@@ -227,6 +228,7 @@ export {
   KvStore,
   MAX_KV_VALUE_BYTES,
 } from "./stores/kv-store.js";
+export type { RetentionOptions, RetentionPolicy } from "./stores/retention.js";
 export { buildContext, type ContextEntry } from "./transcript/context.js";
 export type { TranscriptEvent } from "./transcript/event.js";
 export { encodeJsonl, type ParsedLine, parseJsonl } from "./transcript/jsonl-codec.js";

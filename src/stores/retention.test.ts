@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../db/database.js";
+import { openStateHome } from "../home.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { InputStore } from "./agent/input-store.js";
 import { TranscriptBranches } from "./agent/transcript-branches.js";
@@ -167,5 +168,39 @@ describe("checkRetention", () => {
       "E_INVALID_ARGUMENT",
       /receiptsMaxAgeMs/,
     );
+  });
+});
+
+describe("the home's retention policy", () => {
+  it("is applied by home.sweepExpired to the open agents and the global database", () => {
+    const home = openStateHome({
+      home: tempDir(),
+      retention: { inputsPerSession: 1, receiptsPerQueue: 0 },
+    });
+    expect(home.retention).toMatchObject({ inputsPerSession: 1, receiptsPerQueue: 0 });
+    for (const name of ["k1", "k2"]) {
+      home.inputs.accept("main", "k", { idempotencyKey: name, payload: 1, inputId: name });
+      home.inputs.claim("main", "k", "turn", { leaseMs: 60_000 });
+      home.inputs.complete("main", name, "turn");
+    }
+    home.inputs.accept("main", "w", { idempotencyKey: "w", payload: 1, inputId: "waiting" });
+    home.queue.enqueue(Q, { id: "sent", payload: {} });
+    const claimed = home.queue.claim(Q, "gateway") as ClaimedDelivery;
+    home.queue.settle(Q, "sent", claimed.leaseId);
+    home.queue.enqueue(Q, { id: "pending", payload: {} });
+    const report = home.sweepExpired();
+    expect(report.retention).toEqual({ receipts: 1, inputs: { main: 1 } });
+    expect(inputIds(home.agent("main").db)).toEqual(["k2", "waiting"]);
+    const ids = home.db.prepare<{ id: string }>("SELECT id FROM delivery_queue_entries").all();
+    expect(ids).toEqual([{ id: "pending" }]);
+    home.close();
+  });
+
+  it("refuses an unknown retention option before opening anything", () => {
+    const dir = join(tempDir(), "home");
+    expect(() => openStateHome({ home: dir, retention: { keepDays: 3 } as object })).toThrow(
+      /keepDays/,
+    );
+    expect(() => openStateHome({ home: dir, create: false })).toThrow(/no agentstate home/);
   });
 });
