@@ -5,6 +5,9 @@
  */
 const OPEN = "state IN ('accepted', 'claimed', 'interrupted')";
 
+const LEASE = `state = 'claimed', lease_owner = @owner, lease_owner_pid = @pid,
+      lease_owner_started = @started, lease_expires_at = @until, attempts = attempts + 1`;
+
 /** A lease held by this very process under this owner name: the name alone could be reused. */
 const HELD =
   "state = 'claimed' AND lease_owner = @owner AND lease_owner_pid = @pid AND lease_owner_started IS @started";
@@ -23,11 +26,17 @@ export const INPUT_SQL = {
   byKey: "SELECT * FROM inputs WHERE session_key = ? AND idempotency_key = ?",
   byId: "SELECT * FROM inputs WHERE input_id = ?",
   // The subquery walks inputs_open: the session's waiting inputs, oldest first.
-  claim: `UPDATE inputs SET state = 'claimed', lease_owner = @owner, lease_owner_pid = @pid,
-      lease_owner_started = @started, lease_expires_at = @until, attempts = attempts + 1
+  claim: `UPDATE inputs SET ${LEASE}
     WHERE arrival_seq IN (SELECT arrival_seq FROM inputs
       WHERE session_key = @sessionKey AND state = 'accepted' AND ${OPEN}
       ORDER BY arrival_seq LIMIT @limit)
+    RETURNING *`,
+  // The same for one input (the usual claim): "=" instead of "IN" lets SQLite update the row in
+  // one pass, where the IN list is gathered first; measured ~3x faster (bench/inbound.mjs).
+  claimOne: `UPDATE inputs SET ${LEASE}
+    WHERE arrival_seq = (SELECT arrival_seq FROM inputs
+      WHERE session_key = @sessionKey AND state = 'accepted' AND ${OPEN}
+      ORDER BY arrival_seq LIMIT 1)
     RETURNING *`,
   extend: `UPDATE inputs SET lease_expires_at = @until WHERE input_id = @inputId AND ${HELD}
     RETURNING *`,

@@ -190,12 +190,16 @@ export class InputStore {
   claim(sessionKey: string, owner: string, options: ClaimOptions): InputRecord[] {
     const { leaseMs, limit = 1 } = checkOptions(options, ["leaseMs", "limit"], "claim");
     const now = this.clock();
-    const rows = this.statements.claim.all({
+    const count = checkInteger("limit", limit, 1, 1000);
+    const params = {
       ...this.holder(owner),
       sessionKey: checkKey(sessionKey),
       until: now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now),
-      limit: checkInteger("limit", limit, 1, 1000),
-    });
+    };
+    const rows =
+      count === 1
+        ? this.statements.claimOne.all(params)
+        : this.statements.claim.all({ ...params, limit: count });
     return rows.sort((a, b) => a.arrival_seq - b.arrival_seq).map(inputFromRow);
   }
 
