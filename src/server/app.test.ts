@@ -84,6 +84,17 @@ describe("GET /api/agents/:agentId/sessions", () => {
     expect(iso.body.entries).toHaveLength(3);
   });
 
+  it("filters by the conversation an entry points to", async () => {
+    home.sessions.patch("main", GROUP_KEY, {}, { conversationId: "conv-group" });
+    const group = await get("/api/agents/main/sessions?conversationId=conv-group");
+    expect(group.status).toBe(200);
+    expect(group.body.entries.map((e: { sessionKey: string }) => e.sessionKey)).toEqual([
+      GROUP_KEY,
+    ]);
+    const none = await get("/api/agents/main/sessions?conversationId=conv-other");
+    expect(none.body.entries).toEqual([]);
+  });
+
   it("shows one key's entry and every session it has had, even with / ? & % # in the key", async () => {
     const main = await get(`/api/agents/main/sessions/${encodeURIComponent(MAIN_KEY)}`);
     expect(main.status).toBe(200);

@@ -13,6 +13,7 @@ const keyParams = z.object({ agentId, key: sessionKey });
 const listQuery = z.strictObject({
   prefix: text.optional(),
   updatedSince: time.optional(),
+  conversationId: text.optional(),
   limit: integer(1, 1000).optional(),
   cursor: z.string().max(2048).optional(),
 });
