@@ -392,9 +392,22 @@ describe("SessionStore", () => {
     const listQueries = prepare.mock.calls.map(([sql]) => sql).filter((s) => /ORDER BY/.test(s));
     prepare.mockRestore();
     expect(listQueries).toHaveLength(2);
-    const params = { since: 0, prefix: "", upper: null, afterAt: 9, afterKey: "k", limit: 10 };
+    const params = {
+      since: 0,
+      prefix: "",
+      upper: null,
+      afterAt: 9,
+      afterKey: "k",
+      limit: 10,
+      conversation: null,
+    };
+    const binds = [
+      params,
+      { ...params, prefix: "agent:", upper: "agent;" },
+      { ...params, conversation: "c1" },
+    ];
     for (const sql of listQueries) {
-      for (const bind of [params, { ...params, prefix: "agent:", upper: "agent;" }]) {
+      for (const bind of binds) {
         const plan = db
           .prepare<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
           .all(bind)
