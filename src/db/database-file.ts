@@ -30,9 +30,9 @@ export function applyPragmas(driver: SqlDriver, mode: JournalMode): void {
 }
 
 /**
- * Builds a new database beside its final path (WAL mode, full schema) and links it into place in
- * one step. Connections racing to create the same file then never see a half-initialized file or
- * convert its journal mode at the same time (which SQLite answers with BUSY or I/O errors); the
+ * Builds a new database beside its final path (incremental auto-vacuum, WAL mode, full schema) and
+ * links it into place in one step. Connections racing to create the same file then never see a
+ * half-initialized file or convert its journal mode at the same time (which SQLite answers with BUSY or I/O errors); the
  * loser of the race simply opens the winner's file.
  */
 export function createDatabaseFile(
@@ -46,6 +46,9 @@ export function createDatabaseFile(
   try {
     const driver = factory(draft, { fileMustExist: true });
     try {
+      // Only an empty file can take it (the pointer map starts with the first table), and only
+      // with it can the freelist be given back in small steps later (free-pages.ts).
+      driver.exec("PRAGMA auto_vacuum = INCREMENTAL");
       applyPragmas(driver, mode);
       migrate(driver, role);
       if (role === "agent") finishLayoutUpgrade(driver);
