@@ -1,6 +1,13 @@
 import { statSync } from "node:fs";
 import type { CheckpointRow } from "./checkpointer-protocol.js";
 import type { DriverFactory, SqlDriver, SqlStatement } from "./driver.js";
+import { isStateError } from "./errors.js";
+import {
+  incrementalVacuumStep,
+  readFreeSpace,
+  VACUUM_FROM_BYTES,
+  VACUUM_STEP_PAGES,
+} from "./free-pages.js";
 
 /**
  * A -wal file larger than this is truncated once its writer is quiet (every frame copied). While
@@ -30,20 +37,35 @@ function retryDelayMs(refusals: number): number {
  */
 const CATCH_UP_BUSY_MS = 20;
 
+/**
+ * Refused vacuum steps (another process writing) after which the thread stops holding the
+ * connection open for them: the next burst of writes brings it back, and `agentstate gc` gives
+ * back whatever is left.
+ */
+const MAX_VACUUM_REFUSALS = 8;
+
 interface Kept {
   readonly driver: SqlDriver;
   readonly frameBytes: number;
   readonly passive: SqlStatement<CheckpointRow>;
   readonly truncate: SqlStatement<CheckpointRow>;
+  /** Only an incremental database can give its free pages back in steps. */
+  readonly incremental: boolean;
   activeAt: number;
   restartAfter: number;
   refusals: number;
+  vacuumAfter: number;
+  vacuumRefusals: number;
 }
 
 export interface WalKeeperOptions {
   /** A connection unused for this long, with its WAL fully checkpointed, is closed. */
   idleMs?: number;
   restartFromBytes?: number;
+  /** Free pages are given back once the freelist holds more than this. */
+  vacuumFromBytes?: number;
+  /** Free pages given back per step (one short write transaction). */
+  vacuumStepPages?: number;
 }
 
 function walFileBytes(path: string): number {
@@ -64,10 +86,14 @@ export class WalKeeper {
   private readonly kept = new Map<string, Kept>();
   private readonly idleMs: number;
   private readonly restartFrom: number;
+  private readonly vacuumFrom: number;
+  private readonly stepPages: number;
 
   constructor(options: WalKeeperOptions = {}) {
     this.idleMs = options.idleMs ?? 3000;
     this.restartFrom = options.restartFromBytes ?? RESTART_FROM_BYTES;
+    this.vacuumFrom = options.vacuumFromBytes ?? VACUUM_FROM_BYTES;
+    this.stepPages = options.vacuumStepPages ?? VACUUM_STEP_PAGES;
   }
 
   /** Databases it holds a connection to. */
@@ -84,18 +110,22 @@ export class WalKeeper {
     }
     const driver = factory(path, { fileMustExist: true });
     try {
+      // Also the longest a vacuum step waits for the write lock: it must never stall.
       driver.exec(`PRAGMA busy_timeout = ${CATCH_UP_BUSY_MS}`);
-      const page = driver.prepare<{ page_size: number }>("PRAGMA page_size").get();
+      const space = readFreeSpace(driver);
       const checkpoint = (mode: string) =>
         driver.prepare<CheckpointRow>(`PRAGMA wal_checkpoint(${mode})`);
       this.kept.set(path, {
         driver,
-        frameBytes: (page?.page_size ?? 4096) + 24,
+        frameBytes: space.pageSize + 24,
         passive: checkpoint("PASSIVE"),
         truncate: checkpoint("TRUNCATE"),
+        incremental: space.autoVacuum === "incremental",
         activeAt: now,
         restartAfter: 0,
         refusals: 0,
+        vacuumAfter: 0,
+        vacuumRefusals: 0,
       });
     } catch (error) {
       driver.close();
@@ -132,7 +162,7 @@ export class WalKeeper {
    * between the busy handler's polls, and while it waits it holds the checkpoint lock that the
    * writer's own catch-up (wal-signal.ts) needs. So the writer restarts the WAL itself, between
    * its transactions, with only the frames since the last pass here left to copy; this thread
-   * cuts a grown file back once the writer has gone quiet.
+   * cuts a grown file back once the writer has gone quiet, and gives free pages back after that.
    */
   private keep(path: string, kept: Kept, now: number): boolean {
     const passive = kept.passive.get();
@@ -145,6 +175,33 @@ export class WalKeeper {
       kept.restartAfter = now + retryDelayMs(kept.refusals);
       return false;
     }
+    if (caughtUp && quiet && this.vacuumOwed(kept)) {
+      if (now >= kept.vacuumAfter) this.vacuumStep(kept, now);
+      return false;
+    }
     return caughtUp && now - kept.activeAt > this.idleMs;
+  }
+
+  /** Whether the freelist is worth a step, and steps are not being refused over and over. */
+  private vacuumOwed(kept: Kept): boolean {
+    if (!kept.incremental || kept.vacuumRefusals >= MAX_VACUUM_REFUSALS) return false;
+    return readFreeSpace(kept.driver).freeBytes > this.vacuumFrom;
+  }
+
+  /**
+   * One bounded step, between the writer's transactions: the writer waits at most the step's
+   * few milliseconds for the lock, and this connection waits at most `CATCH_UP_BUSY_MS` for it.
+   * The next round's PASSIVE checkpoint copies the step back, and SQLite cuts the database file
+   * to its new size once every frame is copied.
+   */
+  private vacuumStep(kept: Kept, now: number): void {
+    try {
+      incrementalVacuumStep(kept.driver, this.stepPages);
+      kept.vacuumRefusals = 0;
+    } catch (error) {
+      if (!isStateError(error, "E_BUSY")) throw error;
+      kept.vacuumRefusals++;
+      kept.vacuumAfter = now + retryDelayMs(kept.vacuumRefusals);
+    }
   }
 }
