@@ -1,4 +1,5 @@
 import type { Database } from "../db/database.js";
+import { type AutoVacuum, readFreeSpace } from "../db/free-pages.js";
 import type { DatabaseRole } from "../db/schema.js";
 import type { StateHome } from "../home.js";
 
@@ -12,6 +13,19 @@ export interface DatabaseStatus {
   quickCheck: string;
   /** Rows per table, by table name (FTS shadow tables left out). */
   tables: Record<string, number>;
+  /**
+   * `incremental`: its free pages are given back to the filesystem in the background. `none`: a
+   * database from an older release; `agentstate gc --vacuum` switches it.
+   */
+  autoVacuum: AutoVacuum;
+  /** Bytes of the file on its freelist: holding no data, not given back yet. */
+  freeBytes: number;
+}
+
+/** A database's auto-vacuum mode and free bytes, as `DatabaseStatus` reports them. */
+export function vacuumStatus(db: Database): Pick<DatabaseStatus, "autoVacuum" | "freeBytes"> {
+  const { autoVacuum, freeBytes } = readFreeSpace(db);
+  return { autoVacuum, freeBytes };
 }
 
 /** One agent's activity: how many sessions it has and when any of them last changed. */
@@ -69,6 +83,7 @@ function describeDatabase(db: Database, agentId: string | null): DatabaseStatus 
     schemaVersion: db.schemaVersion,
     quickCheck: db.quickCheck().join("; "),
     tables: countRows(db),
+    ...vacuumStatus(db),
   };
 }
 

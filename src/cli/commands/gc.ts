@@ -1,4 +1,6 @@
 import type { Command } from "commander";
+import type { Database } from "../../db/database.js";
+import { type VacuumResult, vacuumDatabase } from "../../db/vacuum.js";
 import type { StateHome } from "../../home.js";
 import { type SweepReport, sweepExpired } from "../../stores/global/expiry.js";
 import {
@@ -17,7 +19,7 @@ import {
   parseInteger,
   withHome,
 } from "../common.js";
-import { printJson, renderTable } from "../output.js";
+import { formatBytes, printJson, renderTable } from "../output.js";
 
 export interface GcDatabaseReport extends Partial<SweepReport> {
   /** null for the global database. */
@@ -27,8 +29,19 @@ export interface GcDatabaseReport extends Partial<SweepReport> {
    * the global database, completed inputs (`inputs`) in an agent's.
    */
   retained?: Record<string, number>;
+  /** With `--vacuum`: what giving its free space back did. */
+  vacuum?: VacuumResult;
   /** Set when the database could not be opened or swept; the other databases still were. */
   error?: string;
+}
+
+export interface GcOptions {
+  /** Default: the home's policy. */
+  retention?: RetentionPolicy;
+  /** Also give free space back, switching older databases to incremental auto-vacuum. */
+  vacuum?: boolean;
+  /** Told a line of progress per database (the CLI prints them on stderr). */
+  onProgress?: (line: string) => void;
 }
 
 export interface GcReport {
@@ -43,30 +56,56 @@ export interface GcReport {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+function describeVacuum(name: string, v: VacuumResult): string {
+  const mode = v.rewritten ? `${v.autoVacuumBefore} -> ${v.autoVacuum}, rewritten` : v.autoVacuum;
+  return `vacuumed ${name} (${mode}): ${formatBytes(v.bytesBefore)} -> ${formatBytes(v.bytesAfter)} in ${v.ms} ms`;
+}
+
+/** One database's sweep: expired rows, rows past retention, then, when asked, its free space. */
+function sweepOne(
+  db: Database,
+  name: string,
+  now: number,
+  retained: () => Record<string, number>,
+  options: GcOptions,
+): Omit<GcDatabaseReport, "agentId"> {
+  const swept = { ...sweepExpired(db, now), retained: retained() };
+  if (!options.vacuum) return swept;
+  options.onProgress?.(`vacuuming ${name} (${formatBytes(db.sizeBytes())})`);
+  const vacuum = vacuumDatabase(db);
+  options.onProgress?.(describeVacuum(name, vacuum));
+  return { ...swept, vacuum };
+}
+
 /**
- * Sweeps expired rows, and rows past `retention` (default: the home's policy), from the global
- * database and from every registered agent's database.
+ * Sweeps expired rows, and rows past the retention policy (default: the home's), from the global
+ * database and from every registered agent's database; with `vacuum`, gives each one's free
+ * space back right after its sweep.
  */
 export function collectGarbage(
   home: StateHome,
   now: number = Date.now(),
-  retention: RetentionPolicy = home.retention,
+  options: GcOptions = {},
 ): GcReport {
+  const retention = options.retention ?? home.retention;
   const databases: GcDatabaseReport[] = [
     {
       agentId: null,
-      ...sweepExpired(home.db, now),
-      retained: { delivery_queue_entries: pruneReceipts(home.db, retention, now) },
+      ...sweepOne(
+        home.db,
+        "global",
+        now,
+        () => ({ delivery_queue_entries: pruneReceipts(home.db, retention, now) }),
+        options,
+      ),
     },
   ];
   for (const { agentId } of home.listAgents()) {
     try {
       const swept = home.withAgent(
         agentId,
-        ({ db }) => ({
-          ...sweepExpired(db, now),
-          retained: { inputs: pruneInputs(db, retention, now) },
-        }),
+        ({ db }) =>
+          sweepOne(db, agentId, now, () => ({ inputs: pruneInputs(db, retention, now) }), options),
         { create: false },
       );
       databases.push({ agentId, ...swept });
@@ -100,17 +139,22 @@ function render(report: GcReport): string {
     { header: "REMOVED", value: (r) => r.removed, align: "right" },
   ]);
   const retained = `${report.retainedTotal} row${report.retainedTotal === 1 ? "" : "s"} past retention removed`;
-  return `${table}\n\n${report.total} expired row${report.total === 1 ? "" : "s"} removed; ${retained}`;
+  const removed = `${report.total} expired row${report.total === 1 ? "" : "s"} removed; ${retained}`;
+  const vacuumed = report.databases.flatMap((db) =>
+    db.vacuum ? [describeVacuum(db.agentId ?? "global", db.vacuum)] : [],
+  );
+  return [table, "", removed, ...vacuumed].join("\n");
 }
 
-interface GcOptions extends HomeOptions, JsonOption {
+interface GcFlags extends HomeOptions, JsonOption {
   keepDays?: string;
   keepInputs?: string;
   keepReceipts?: string;
+  vacuum?: boolean;
 }
 
 /** The retention policy of the flags given, over the defaults. */
-function retentionOf(options: GcOptions): RetentionPolicy {
+function retentionOf(options: GcFlags): RetentionPolicy {
   const given: RetentionOptions = {};
   if (options.keepDays !== undefined) {
     const days = parseInteger("--keep-days", options.keepDays, 0, 100_000);
@@ -143,17 +187,25 @@ export function registerGc(program: Command): void {
     .option(
       "--keep-receipts <n>",
       "keep at most this many sent or failed deliveries per queue, the latest (default 100000)",
+    )
+    .option(
+      "--vacuum",
+      "then give each database's free space back to the filesystem; a database created by an older release is first switched to incremental auto-vacuum by rewriting it whole (one transaction, holding its write lock meanwhile: best with the gateway stopped). Progress per database on stderr",
     );
   addExamples(command, [
     "agentstate gc",
+    "agentstate gc --vacuum",
     "agentstate gc --home ~/.agentstate --json",
     "agentstate gc --keep-days 7 --keep-inputs 200",
   ]);
   addHomeOption(command);
   addJsonOption(command);
-  command.action((options: GcOptions) => {
+  command.action((options: GcFlags) => {
     const retention = retentionOf(options);
-    const report = withHome(options, false, (home) => collectGarbage(home, Date.now(), retention));
+    const onProgress = (line: string) => process.stderr.write(`${line}\n`);
+    const report = withHome(options, false, (home) =>
+      collectGarbage(home, Date.now(), { retention, vacuum: options.vacuum === true, onProgress }),
+    );
     if (options.json) printJson(report);
     else process.stdout.write(`${render(report)}\n`);
     if (report.databases.some((db) => db.error !== undefined)) process.exitCode = 1;

@@ -45,6 +45,8 @@ export function renderStatus(status: HomeStatus): string {
       { header: "SIZE", value: (d) => formatBytes(d.bytes), align: "right" },
       { header: "SCHEMA", value: (d) => d.schemaVersion, align: "right" },
       { header: "CHECK", value: (d) => d.quickCheck, max: 40 },
+      { header: "VACUUM", value: (d) => d.autoVacuum },
+      { header: "FREE", value: (d) => formatBytes(d.freeBytes), align: "right" },
       { header: "PATH", value: (d) => pathInHome(home, d.path) },
     ]),
   );
@@ -59,6 +61,13 @@ export function renderStatus(status: HomeStatus): string {
     );
   }
   lines.push("", ...renderRuns(status));
+  const older = databases.filter((d) => d.autoVacuum !== "incremental").length;
+  if (older > 0) {
+    // Their free pages stay in the file until a rewrite switches them (docs/operations.md).
+    lines.push(
+      `${older} database${older === 1 ? "" : "s"} from an older release keep${older === 1 ? "s" : ""} deleted rows' space: agentstate gc --vacuum gives it back`,
+    );
+  }
   for (const db of databases) {
     const counts = Object.entries(db.tables)
       .map(([table, rows]) => `${table}=${rows}`)

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { Database } from "../../db/database.js";
 import type { DatabaseStatus } from "../../status/describe-home.js";
-import { countRows } from "../../status/describe-home.js";
+import { countRows, vacuumStatus } from "../../status/describe-home.js";
 import type { ServerDeps } from "../deps.js";
 import { flag, query, z } from "../validation.js";
 
@@ -16,6 +16,7 @@ function describe(db: Database, agentId: string | null, check: boolean): Databas
     schemaVersion: db.schemaVersion,
     quickCheck: check ? db.quickCheck().join("; ") : "not run",
     tables: countRows(db),
+    ...vacuumStatus(db),
   };
 }
 
