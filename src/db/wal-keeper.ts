@@ -51,6 +51,9 @@ interface Kept {
   readonly truncate: SqlStatement<CheckpointRow>;
   /** Only an incremental database can give its free pages back in steps. */
   readonly incremental: boolean;
+  readonly pageSize: number;
+  /** Read every quiet round: prepared once. */
+  readonly freePages: SqlStatement<{ freelist_count: number }>;
   activeAt: number;
   restartAfter: number;
   refusals: number;
@@ -121,6 +124,8 @@ export class WalKeeper {
         passive: checkpoint("PASSIVE"),
         truncate: checkpoint("TRUNCATE"),
         incremental: space.autoVacuum === "incremental",
+        pageSize: space.pageSize,
+        freePages: driver.prepare("PRAGMA freelist_count"),
         activeAt: now,
         restartAfter: 0,
         refusals: 0,
@@ -185,7 +190,8 @@ export class WalKeeper {
   /** Whether the freelist is worth a step, and steps are not being refused over and over. */
   private vacuumOwed(kept: Kept): boolean {
     if (!kept.incremental || kept.vacuumRefusals >= MAX_VACUUM_REFUSALS) return false;
-    return readFreeSpace(kept.driver).freeBytes > this.vacuumFrom;
+    const free = kept.freePages.get()?.freelist_count ?? 0;
+    return free * kept.pageSize > this.vacuumFrom;
   }
 
   /**
