@@ -1,0 +1,59 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useTempDirs } from "../test-support/temp-dir.js";
+import { openDatabase } from "./database.js";
+import { chooseDriver, driverFactory } from "./driver-choice.js";
+import { openRawSqlite } from "./test-support/raw-sqlite.js";
+import { WalKeeper } from "./wal-keeper.js";
+
+const tempDir = useTempDirs();
+
+/** An incremental database with about 20 MiB on its freelist. */
+function withFreePages(): string {
+  const path = join(tempDir(), "agent.sqlite");
+  const db = openDatabase({ path, role: "agent", checkpoints: "inline" });
+  db.exec("CREATE TABLE filler (id INTEGER PRIMARY KEY, body BLOB)");
+  db.tx(() =>
+    db.exec(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) INSERT INTO filler (body) SELECT randomblob(4000) FROM n",
+    ),
+  );
+  db.exec("DELETE FROM filler");
+  db.checkpoint("TRUNCATE");
+  db.close();
+  return path;
+}
+
+const freePages = (raw: ReturnType<typeof openRawSqlite>) =>
+  raw.pragma("freelist_count", { simple: true }) as number;
+
+describe("WalKeeper: free pages", () => {
+  it("gives back one bounded step per quiet round; a step refused by another writer neither stalls nor drops the database", () => {
+    const path = withFreePages();
+    const raw = openRawSqlite(path);
+    const before = freePages(raw);
+    expect(before).toBeGreaterThan(4900);
+    const keeper = new WalKeeper({ idleMs: 3000 });
+    keeper.activate(path, driverFactory(chooseDriver()), 0);
+
+    raw.exec("BEGIN IMMEDIATE"); // another writer holds the lock
+    const started = Date.now();
+    keeper.tick(1000);
+    expect(Date.now() - started).toBeLessThan(500);
+    raw.exec("COMMIT");
+    expect(keeper.size).toBe(1);
+    expect(freePages(raw)).toBe(before);
+
+    keeper.tick(1001);
+    expect(freePages(raw)).toBe(before - 256);
+    // Still owed: kept past the idle time, while a database with nothing to give back is let go.
+    keeper.tick(10_000);
+    expect(keeper.size).toBe(1);
+    for (let now = 10_001; freePages(raw) > 0 && now < 10_200; now++) keeper.tick(now);
+    expect(freePages(raw) * 4096).toBeLessThanOrEqual(1024 * 1024);
+    keeper.tick(20_000);
+    expect(keeper.size).toBe(0);
+    expect(raw.pragma("integrity_check", { simple: true })).toBe("ok");
+    raw.close();
+  });
+});
