@@ -10,6 +10,7 @@ import { historyRoutes } from "./routes/history.js";
 import { inboundRoutes } from "./routes/inbound.js";
 import { liveRoutes } from "./routes/live.js";
 import { memoryRoutes } from "./routes/memory.js";
+import { overviewRoutes } from "./routes/overview.js";
 import { searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { statusRoutes } from "./routes/status.js";
@@ -94,6 +95,7 @@ export function createApp(options: AppOptions): ServerApp {
     .route("/", searchRoutes(deps))
     .route("/", memoryRoutes(deps))
     .route("/", historyRoutes(deps))
+    .route("/", overviewRoutes(deps))
     .route("/", statusRoutes(deps, { write }));
   const app = new Hono()
     .use("*", async (c, next) => {
