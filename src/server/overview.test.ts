@@ -1,11 +1,20 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clearDamaged, markDamaged } from "../db/damage-marker.js";
-import { openRawSqlite, type RawSqlite } from "../db/test-support/raw-sqlite.js";
 import { openStateHome, type StateHome } from "../home.js";
 import { createApp, type ServerApp } from "./app.js";
+import {
+  agentDbPath,
+  cronCountsBySql,
+  familiesBySql,
+  globalDbPath,
+  queueCountsBySql,
+  scalar,
+  withRaw,
+} from "./test-support/chart-oracle.js";
 import {
   DEAD_LETTER_ERROR,
   DIGEST_ERROR,
@@ -47,23 +56,8 @@ async function get(path: string): Promise<{ status: number; body: any }> {
   return { status: response.status, body: await response.json() };
 }
 
-const agentPath = (id: string) => join(dir, "agents", id, "agent", "agent.sqlite");
-const globalPath = () => join(dir, "state", "state.sqlite");
-
-function withRaw<T>(path: string, fn: (db: RawSqlite) => T): T {
-  const db = openRawSqlite(path, { readonly: true, fileMustExist: true });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
-
-const scalar = (db: RawSqlite, sql: string, ...params: unknown[]) =>
-  db
-    .prepare(sql)
-    .pluck()
-    .get(...params) as number | string | null;
+const agentPath = (id: string) => agentDbPath(dir, id);
+const globalPath = () => globalDbPath(dir);
 
 function fileAndWal(path: string): number {
   let total = statSync(path).size;
@@ -170,30 +164,6 @@ describe("GET /api/overview", () => {
   });
 });
 
-/** Bytes per table family by dbstat, with the families written out as table names here. */
-function familiesBySql(db: RawSqlite) {
-  const sum = (where: string) =>
-    Number(
-      scalar(
-        db,
-        `SELECT coalesce(sum(pgsize), 0) FROM dbstat
-         WHERE name IN (SELECT name FROM sqlite_schema WHERE ${where})`,
-      ),
-    );
-  const events = sum("tbl_name IN ('transcript_events', 'transcript_snapshots')");
-  const blobs = sum(
-    "tbl_name IN ('transcript_blobs', 'transcript_blob_refs', 'tool_artifacts', 'run_artifacts')",
-  );
-  const vfs = sum("tbl_name IN ('vfs_entries', 'vfs_chunks')");
-  const fts = sum(
-    "tbl_name LIKE 'transcript\\_fts%' ESCAPE '\\' OR tbl_name LIKE 'facts\\_fts%' ESCAPE '\\' OR tbl_name = 'search_index_state'",
-  );
-  const pageSize = Number(scalar(db, "PRAGMA page_size"));
-  const file = Number(scalar(db, "PRAGMA page_count")) * pageSize;
-  const free = Number(scalar(db, "PRAGMA freelist_count")) * pageSize;
-  return { file, free, events, blobs, vfs, fts, other: file - free - events - blobs - vfs - fts };
-}
-
 describe("GET /api/charts/storage", () => {
   it("splits each agent database by table family as dbstat counts it", async () => {
     const { status, body } = await get("/api/charts/storage");
@@ -235,15 +205,7 @@ describe("GET /api/charts/cron", () => {
     const today = withRaw(globalPath(), (db) => scalar(db, "SELECT date('now')"));
     expect(body.days).toHaveLength(30);
     expect(new Date(body.days.at(-1)).toISOString().slice(0, 10)).toBe(today);
-    const rows = withRaw(globalPath(), (db) =>
-      db
-        .prepare(
-          `SELECT job_id AS job, status, date(ran_at / 1000, 'unixepoch') AS day, count(*) AS n
-           FROM cron_run_logs WHERE date(ran_at / 1000, 'unixepoch') >= date('now', '-29 days')
-           GROUP BY 1, 2, 3`,
-        )
-        .all(),
-    ) as { job: string; status: string; day: string; n: number }[];
+    const rows = cronCountsBySql(dir, 30);
     const served: typeof rows = [];
     for (const job of body.jobs) {
       for (const status of ["ok", "error", "skipped"]) {
@@ -287,13 +249,7 @@ describe("GET /api/charts/deliveries", () => {
   it("gives each queue's depth and dead letters as SQL counts them", async () => {
     const { status, body } = await get("/api/charts/deliveries");
     expect(status).toBe(200);
-    const rows = withRaw(globalPath(), (db) =>
-      db
-        .prepare(
-          "SELECT queue_name AS queue, status, count(*) AS n FROM delivery_queue_entries GROUP BY 1, 2",
-        )
-        .all(),
-    ) as { queue: string; status: string; n: number }[];
+    const rows = queueCountsBySql(dir);
     const count = (queue: string, status: string) =>
       rows.find((r) => r.queue === queue && r.status === status)?.n ?? 0;
     const queues = [...new Set(rows.filter((r) => r.status !== "sent").map((r) => r.queue))].sort();
@@ -310,5 +266,23 @@ describe("GET /api/charts/deliveries", () => {
     const email = body.queues.find((q: { queue: string }) => q.queue === EMAIL_QUEUE);
     expect(email).toMatchObject({ pending: 1, deadLetters: 2 });
     expect(email.lastDeadLetter.error).toBe(DEAD_LETTER_ERROR);
+  });
+});
+
+describe("GET /assets/*", () => {
+  it("serves uPlot from the installed package, and nothing else under /assets", async () => {
+    const require = createRequire(import.meta.url);
+    for (const [name, file, type] of [
+      ["uplot.js", "uplot/dist/uPlot.iife.min.js", "text/javascript"],
+      ["uplot.css", "uplot/dist/uPlot.min.css", "text/css"],
+    ] as const) {
+      const response = await server.app.request(`${ORIGIN}/assets/${name}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toContain(type);
+      expect(await response.text()).toBe(readFileSync(require.resolve(file), "utf8"));
+    }
+    for (const path of ["/assets/uPlot.esm.js", "/assets/..%2Fpackage.json", "/assets/"]) {
+      expect((await server.app.request(`${ORIGIN}${path}`)).status).toBe(404);
+    }
   });
 });

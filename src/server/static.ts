@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -33,15 +34,37 @@ function loadAssets(dir: string): Map<string, Asset> {
   return assets;
 }
 
+/**
+ * Third-party files the dashboard uses, served from the installed package (no CDN: the
+ * dashboard works offline), by a fixed name each.
+ */
+const VENDOR: Readonly<Record<string, { module: string; type: string }>> = {
+  "uplot.js": { module: "uplot/dist/uPlot.iife.min.js", type: TYPES[".js"] as string },
+  "uplot.css": { module: "uplot/dist/uPlot.min.css", type: TYPES[".css"] as string },
+};
+
+function loadVendor(): Map<string, Asset> {
+  const require = createRequire(import.meta.url);
+  const assets = new Map<string, Asset>();
+  for (const [name, { module, type }] of Object.entries(VENDOR)) {
+    assets.set(name, { body: readFileSync(require.resolve(module), "utf8"), type });
+  }
+  return assets;
+}
+
 /** The dashboard: `/` is the app (it routes with the URL fragment), other names its assets. */
 export function staticRoutes(dir = WEB_DIR): Hono {
   const assets = loadAssets(dir);
-  return new Hono().get("/:name{[A-Za-z0-9_.-]*}", (c) => {
-    const name = c.req.param("name") || "index.html";
-    const asset = assets.get(name);
+  const vendor = loadVendor();
+  const serve = (c: Context, asset: Asset | undefined) => {
     if (asset === undefined) return c.notFound();
     // Revalidated each time: an upgraded package must not run with a stale app.js.
     c.header("Cache-Control", "no-cache");
     return c.body(asset.body, 200, { "Content-Type": asset.type });
-  });
+  };
+  return new Hono()
+    .get("/assets/:name{[A-Za-z0-9_.-]+}", (c) => serve(c, vendor.get(c.req.param("name"))))
+    .get("/:name{[A-Za-z0-9_.-]*}", (c) =>
+      serve(c, assets.get(c.req.param("name") || "index.html")),
+    );
 }

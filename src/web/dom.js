@@ -98,15 +98,19 @@ export function formatBytes(bytes) {
   return `${bytes} B`;
 }
 
-/** A table with a header row; `columns` are `{ title, cell(row) → node|text, class? }`. */
-export function table(columns, rows, { empty = "nothing here", rowAttrs } = {}) {
-  if (rows.length === 0) return h("p", { class: "empty" }, empty);
+/**
+ * A table with a header row; `columns` are `{ title, cell(row) → node|text, class? }`. `caption`
+ * names it for a screen reader (and on the page); `id` goes on the table.
+ */
+export function table(columns, rows, { empty = "nothing here", rowAttrs, caption, id } = {}) {
+  if (rows.length === 0) return h("p", { class: "empty", id }, empty);
   return h(
     "div",
     { class: "table-wrap" },
     h(
       "table",
-      {},
+      { id },
+      caption ? h("caption", {}, caption) : null,
       h(
         "thead",
         {},

@@ -1,8 +1,9 @@
-// Views of the whole home: the agents with their sizes and health, and the audit trail of
-// migration and backup runs.
+// Views of the whole home: its overview (agents with their activity, size and health, totals,
+// charts), and the audit trail of migration and backup runs.
 
 import { api, apiPath } from "./api.js";
 import { formatBytes, formatTime, h, link, replace, table, timeCell } from "./dom.js";
+import { renderCharts } from "./view-charts.js";
 
 const checkClass = (result) => (result === "ok" ? "ok" : result === "not run" ? "muted" : "bad");
 
@@ -44,41 +45,108 @@ function statusBlock(status, runCheck) {
   );
 }
 
+function agentHealth(a) {
+  if (!a.present) return h("span", { class: "bad" }, "missing");
+  if (a.damaged)
+    return h("span", { class: "bad", title: a.damaged.problems.join("\n") }, "damaged");
+  const check = a.lastBackup?.integrityCheck;
+  if (check === undefined) return h("span", { class: "muted" }, "no backup yet");
+  return h(
+    "span",
+    { class: checkClass(check), title: "integrity_check of its last backup" },
+    check,
+  );
+}
+
+const schemaCell = ({ version, latest }) =>
+  version === latest ? String(version) : h("span", { class: "bad" }, `${version} of ${latest}`);
+
+function agentsTable(agents) {
+  return table(
+    [
+      {
+        title: "Agent",
+        cell: (a) => link(["agents", a.agentId], a.agentId, { class: "agent-link" }),
+      },
+      { title: "Size", class: "num", cell: (a) => formatBytes(a.bytes) },
+      {
+        title: "Last activity",
+        cell: (a) => (a.lastActivityAt === null ? "-" : timeCell(a.lastActivityAt)),
+      },
+      { title: "Sessions", class: "num", cell: (a) => a.sessions ?? "-" },
+      { title: "Events", class: "num", cell: (a) => a.events ?? "-" },
+      { title: "Schema", class: "num hide-narrow", cell: (a) => schemaCell(a.schema) },
+      {
+        title: "Last backup",
+        cell: (a) =>
+          a.lastBackup ? timeCell(a.lastBackup.at) : h("span", { class: "muted" }, "never"),
+      },
+      { title: "Check", cell: agentHealth },
+      {
+        title: "",
+        cell: (a) => [
+          link(["agents", a.agentId, "memory"], "memory"),
+          " · ",
+          link(["agents", a.agentId, "transcripts"], "transcripts"),
+        ],
+      },
+    ],
+    agents,
+    { id: "agents-table", empty: "No agents in this home yet." },
+  );
+}
+
+function homeSummary({ totals, lastBackup, migration }) {
+  const run = migration.lastRun;
+  const sources = Object.entries(migration.sources)
+    .map(([status, n]) => `${n} ${status}`)
+    .join(", ");
+  const item = (title, key, ...value) =>
+    h("div", {}, h("dt", {}, title), h("dd", key ? { "data-total": key } : {}, ...value));
+  return h(
+    "dl",
+    { class: "home-totals", id: "home-totals" },
+    item("Agents", "agents", totals.agents),
+    item("Sessions", "sessions", totals.sessions),
+    item("Events", "events", totals.events),
+    item("Size", "bytes", h("span", { title: `${totals.bytes} bytes` }, formatBytes(totals.bytes))),
+    item(
+      "Last backup",
+      null,
+      lastBackup ? [timeCell(lastBackup.at), " ", runStatus(lastBackup.status)] : "never",
+    ),
+    item(
+      "Migration",
+      null,
+      run ? [runStatus(run.status), " ", timeCell(run.startedAt)] : "never migrated",
+      sources ? h("span", { class: "muted" }, ` · sources: ${sources}`) : null,
+    ),
+  );
+}
+
 export async function agentsView({ root, isCurrent }) {
-  const { agents } = await api("agents");
+  const overview = await api("overview");
   if (!isCurrent()) return;
+  const chartsSlot = h("div", { class: "charts" }, h("p", { class: "loading" }, "Drawing charts…"));
   const statusSlot = h("div", {}, h("p", { class: "loading" }, "Reading databases…"));
   replace(
     root,
-    h("h1", {}, "Agents"),
-    table(
-      [
-        {
-          title: "Agent",
-          cell: (a) => link(["agents", a.agentId], a.agentId, { class: "agent-link" }),
-        },
-        {
-          title: "Size",
-          class: "num",
-          cell: (a) =>
-            a.present ? formatBytes(a.sizeBytes) : h("span", { class: "bad" }, "missing"),
-        },
-        { title: "Schema", class: "num hide-narrow", cell: (a) => a.schemaVersion },
-        { title: "Last opened", cell: (a) => timeCell(a.lastSeenAt) },
-        {
-          title: "",
-          cell: (a) => [
-            link(["agents", a.agentId, "memory"], "memory"),
-            " · ",
-            link(["agents", a.agentId, "transcripts"], "transcripts"),
-          ],
-        },
-      ],
-      agents,
-      { empty: "No agents in this home yet." },
-    ),
+    h("h1", {}, "Home"),
+    homeSummary(overview),
+    h("h2", {}, "Agents"),
+    agentsTable(overview.agents),
+    chartsSlot,
     statusSlot,
   );
+  let destroyCharts = () => {};
+  let left = false;
+  renderCharts(chartsSlot, () => isCurrent() && !left)
+    .then((destroy) => {
+      destroyCharts = destroy;
+    })
+    .catch(
+      (error) => isCurrent() && replace(chartsSlot, h("p", { class: "error" }, error.message)),
+    );
   // Shown when ready, not waited for; the integrity check reads whole databases, so on request.
   const showStatus = (check) =>
     api("status", { check: check ? "true" : undefined })
@@ -94,6 +162,10 @@ export async function agentsView({ root, isCurrent }) {
         (error) => isCurrent() && replace(statusSlot, h("p", { class: "error" }, error.message)),
       );
   showStatus(false);
+  return () => {
+    left = true;
+    destroyCharts();
+  };
 }
 
 const runStatus = (status) => h("span", { class: `status status-${status}` }, status);
