@@ -5,13 +5,35 @@ import { StateError } from "../../db/errors.js";
 import { rejectUnknownOptions } from "../../db/options.js";
 import { type JsonValue, toJson } from "../json.js";
 import { prefixUpperBound } from "../kv-store.js";
+import {
+  checkColumnFilters,
+  checkSort,
+  decodeCursor,
+  ENTRY_COLUMNS,
+  encodeCursor,
+  filteredListSql,
+  type ListPosition,
+  SESSION_TEXT_FILTERS,
+  type SessionColumnFilter,
+  type SessionSortKey,
+} from "./session-query.js";
 
 /** Real legacy entries reach ~70 KB (skill and prompt snapshots); this leaves ample headroom. */
 export const MAX_SESSION_ENTRY_BYTES = 1024 * 1024;
 export const MAX_SESSION_KEY_LENGTH = 512;
 const MAX_LIST_LIMIT = 1000;
 const MAX_PATCH_ATTEMPTS = 100;
-const LIST_OPTION_KEYS = new Set(["prefix", "updatedSince", "conversationId", "limit", "cursor"]);
+const LIST_OPTION_KEYS = new Set([
+  "prefix",
+  "updatedSince",
+  "conversationId",
+  "limit",
+  "cursor",
+  "sort",
+  ...SESSION_TEXT_FILTERS,
+  "archived",
+  "pinned",
+]);
 const PATCH_OPTION_KEYS = new Set(["expectedVersion", "maxAttempts", "conversationId"]);
 const UPSERT_OPTION_KEYS = new Set(["conversationId"]);
 const MAX_CONVERSATION_ID_LENGTH = 256;
@@ -76,6 +98,22 @@ export interface SessionListOptions {
   updatedSince?: number;
   /** Only entries that belong to this conversation. */
   conversationId?: string;
+  /** Only entries whose `status` is this text. */
+  status?: string;
+  /** Only entries whose `label` is this text. */
+  label?: string;
+  /** Only entries whose `channel` (else `lastChannel`) is this text. */
+  channel?: string;
+  /** Only entries whose `model` is this text. */
+  model?: string;
+  /** Only entries whose `parentSessionKey` (else `spawnedBy`) is this key. */
+  parentSessionKey?: string;
+  /** true: only entries with a numeric `archivedAt`; false: only the others. */
+  archived?: boolean;
+  /** true: only entries with a numeric `pinnedAt`; false: only the others. */
+  pinned?: boolean;
+  /** The order (default `updated`); see SESSION_SORT_KEYS. A cursor is valid only for its sort. */
+  sort?: SessionSortKey;
   /** At most this many entries per page (default 100, at most 1000). */
   limit?: number;
   /** `nextCursor` of the previous page; absent or null for the first page. */
@@ -83,7 +121,7 @@ export interface SessionListOptions {
 }
 
 export interface SessionListPage {
-  /** Most recently updated first (ties: key descending). */
+  /** In the order of `sort`: most recently updated first by default (ties: key descending). */
   entries: SessionEntry[];
   /** Opaque; null on the last page. */
   nextCursor: string | null;
@@ -216,6 +254,15 @@ function parseEntry(key: string, json: string): SessionEntryData {
   return value;
 }
 
+/** A list row: the sort column's value comes along when the sort is not `updated`. */
+interface ListRow extends SessionEntryRow {
+  sort_value?: string | number;
+}
+
+function positionOf(sort: SessionSortKey, row: ListRow): ListPosition {
+  return { sort, value: row.sort_value, updatedAt: row.updated_at, key: row.session_key };
+}
+
 function fromRow(row: SessionEntryRow): SessionEntry {
   return {
     sessionKey: row.session_key,
@@ -284,34 +331,10 @@ function conflict(key: string, expectedVersion: number, actualVersion: number): 
   );
 }
 
-function encodeCursor(updatedAt: number, key: string): string {
-  return Buffer.from(JSON.stringify([updatedAt, key])).toString("base64url");
-}
-
-function decodeCursor(cursor: unknown): readonly [number, string] {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(String(cursor), "base64url").toString("utf8"));
-  } catch {
-    value = undefined;
-  }
-  const ok =
-    typeof cursor === "string" &&
-    Array.isArray(value) &&
-    value.length === 2 &&
-    Number.isSafeInteger(value[0]) &&
-    typeof value[1] === "string" &&
-    // Node's base64 decoder skips characters it does not know; only the exact encoding passes.
-    encodeCursor(value[0], value[1]) === cursor;
-  if (!ok) {
-    throw new StateError("E_INVALID_ARGUMENT", `malformed session list cursor ${showKey(cursor)}`);
-  }
-  return value as [number, string];
-}
-
 function checkListOptions(options: SessionListOptions) {
   rejectUnknownOptions(options, LIST_OPTION_KEYS, "SessionStore.list");
   const { prefix = "", updatedSince, limit = 100, cursor } = options;
+  const sort = checkSort(options.sort);
   const conversation = options.conversationId;
   if (conversation !== undefined) checkConversationId(conversation);
   if (typeof prefix !== "string" || LONE_SURROGATE.test(prefix)) {
@@ -327,24 +350,13 @@ function checkListOptions(options: SessionListOptions) {
     upper: prefix === "" ? null : (prefixUpperBound(prefix) ?? null),
     conversation: conversation ?? null,
     limit: checkInteger("limit", limit, 1, MAX_LIST_LIMIT),
-    after: cursor === undefined || cursor === null ? undefined : decodeCursor(cursor),
+    sort,
+    after:
+      cursor === undefined || cursor === null
+        ? undefined
+        : decodeCursor(cursor, sort, showKey(cursor)),
+    columns: checkColumnFilters(options),
   };
-}
-
-/**
- * Always walks the (updated_at, session_key) index newest first and stops after the page. Without
- * INDEXED BY, a prefix makes SQLite prefer the primary-key range and sort every match, ~70 KB of
- * entry_json each, in a temp B-tree. The prefix test reads only the index entry (a deferred seek),
- * so skipped rows are never loaded; so does the conversation test. `after` adds the keyset bound as a row-value range.
- */
-function listSql(after: boolean): string {
-  return `SELECT * FROM session_entries INDEXED BY session_entries_updated
-    WHERE updated_at >= @since
-      AND session_key >= @prefix AND (@upper IS NULL OR session_key < @upper)
-      AND (@conversation IS NULL OR conversation_id = @conversation)
-      ${after ? "AND (updated_at, session_key) < (@afterAt, @afterKey)" : ""}
-    ORDER BY updated_at DESC, session_key DESC
-    LIMIT @limit`;
 }
 
 /**
@@ -360,9 +372,13 @@ export class SessionStore {
   private readonly deleteOne: SqlStatement;
   private readonly listFirst: SqlStatement<SessionEntryRow>;
   private readonly listAfter: SqlStatement<SessionEntryRow>;
+  /** Filtered and sorted list shapes, prepared the first time each is asked for. */
+  private readonly listShapes = new Map<string, SqlStatement<ListRow>>();
 
   constructor(private readonly db: Database) {
-    this.selectOne = db.prepare("SELECT * FROM session_entries WHERE session_key = ?");
+    this.selectOne = db.prepare(
+      `SELECT ${ENTRY_COLUMNS} FROM session_entries WHERE session_key = ?`,
+    );
     this.upsertRow = db.prepare(
       `INSERT INTO session_entries (session_key, entry_json, version, updated_at, conversation_id)
        VALUES (@key, @json, 1, @at, @conversation)
@@ -381,8 +397,8 @@ export class SessionStore {
        WHERE session_key = @key AND version = @version`,
     );
     this.deleteOne = db.prepare("DELETE FROM session_entries WHERE session_key = ?");
-    this.listFirst = db.prepare(listSql(false));
-    this.listAfter = db.prepare(listSql(true));
+    this.listFirst = db.prepare(filteredListSql([], "updated", false));
+    this.listAfter = db.prepare(filteredListSql([], "updated", true));
   }
 
   get(sessionKey: string): SessionEntry | undefined {
@@ -443,18 +459,39 @@ export class SessionStore {
     return this.deleteOne.run(checkKey(sessionKey)).changes > 0;
   }
 
-  /** One page of entries, most recently updated first; follow `nextCursor` for the next page. */
+  /** One page of entries, in the order of `sort`; follow `nextCursor` for the next page. */
   list(options: SessionListOptions = {}): SessionListPage {
-    const { since, prefix, upper, conversation, limit, after } = checkListOptions(options);
+    const { since, prefix, upper, conversation, limit, sort, after, columns } =
+      checkListOptions(options);
     // One row more than the page tells whether another page follows, so the last page says null.
-    const params = { since, prefix, upper, conversation, limit: limit + 1 };
-    const rows = after
-      ? this.listAfter.all({ ...params, afterAt: after[0], afterKey: after[1] })
-      : this.listFirst.all(params);
+    const params = { since, prefix, upper, conversation, limit: limit + 1, ...columns };
+    const bound = after && {
+      afterValue: after.value,
+      afterAt: after.updatedAt,
+      afterKey: after.key,
+    };
+    const rows = this.listStatement(Object.keys(columns), sort, bound !== undefined).all(
+      bound ? { ...params, ...bound } : params,
+    );
     const entries = rows.slice(0, limit).map(fromRow);
-    const last = entries.at(-1);
+    const last = rows[entries.length - 1];
     const more = rows.length > limit && last !== undefined;
-    return { entries, nextCursor: more ? encodeCursor(last.updatedAt, last.sessionKey) : null };
+    return { entries, nextCursor: more ? encodeCursor(positionOf(sort, last)) : null };
+  }
+
+  private listStatement(
+    filters: string[],
+    sort: SessionSortKey,
+    after: boolean,
+  ): SqlStatement<ListRow> {
+    if (filters.length === 0 && sort === "updated") return after ? this.listAfter : this.listFirst;
+    const shape = `${sort}:${after}:${filters.sort().join(",")}`;
+    let statement = this.listShapes.get(shape);
+    if (!statement) {
+      statement = this.db.prepare(filteredListSql(filters as SessionColumnFilter[], sort, after));
+      this.listShapes.set(shape, statement);
+    }
+    return statement;
   }
 
   /** One read-compute-write round; undefined when another writer changed the row in between. */
