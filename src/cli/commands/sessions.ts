@@ -1,6 +1,11 @@
 import type { Command } from "commander";
 import { StateError } from "../../db/errors.js";
-import type { SessionEntry, SessionEntryData } from "../../stores/agent/session-store.js";
+import { SESSION_SORT_KEYS, type SessionSortKey } from "../../stores/agent/session-query.js";
+import type {
+  SessionEntry,
+  SessionEntryData,
+  SessionListOptions,
+} from "../../stores/agent/session-store.js";
 import type { SessionInfo } from "../../stores/agent/transcript-rows.js";
 import type { JsonValue } from "../../stores/json.js";
 import {
@@ -27,6 +32,42 @@ interface ListOptions extends AgentOptions {
   limit: string;
   cursor?: string;
   full?: boolean;
+  status?: string;
+  channel?: string;
+  model?: string;
+  label?: string;
+  parent?: string;
+  archived?: string;
+  pinned?: string;
+  sort?: string;
+}
+
+/** `yes`/`no` (also true/false, 1/0) for the archived and pinned filters. */
+function parseYesNo(flag: string, text: string | undefined): boolean | undefined {
+  if (text === undefined) return undefined;
+  if (["yes", "true", "1"].includes(text)) return true;
+  if (["no", "false", "0"].includes(text)) return false;
+  throw new StateError(
+    "E_INVALID_ARGUMENT",
+    `${flag} must be yes or no, got ${JSON.stringify(text)}`,
+  );
+}
+
+function listQuery(options: ListOptions): SessionListOptions {
+  return {
+    prefix: options.prefix,
+    updatedSince: options.since === undefined ? undefined : parseSince(options.since),
+    limit: parseInteger("--limit", options.limit, 1, 1000),
+    cursor: options.cursor,
+    status: options.status,
+    channel: options.channel,
+    model: options.model,
+    label: options.label,
+    parentSessionKey: options.parent,
+    archived: parseYesNo("--archived", options.archived),
+    pinned: parseYesNo("--pinned", options.pinned),
+    sort: options.sort as SessionSortKey | undefined,
+  };
 }
 
 /** Unix milliseconds as digits, else anything `Date.parse` reads (ISO 8601). */
@@ -154,25 +195,31 @@ function registerList(sessions: Command): void {
   agentCommand(
     sessions,
     "list",
-    "list an agent's session entries, most recently updated first",
+    "list an agent's session entries, most recently updated first unless --sort says otherwise",
     (command) =>
       command
         .option("--prefix <text>", "only session keys starting with this text (no wildcards)")
         .option("--since <time>", "only entries updated at or after this ISO time or Unix ms")
+        .option("--status <text>", "only entries with this status (running, done, failed, timeout)")
+        .option("--channel <text>", "only entries of this channel (channel, else lastChannel)")
+        .option("--model <text>", "only entries that ran this model (the entry's model field)")
+        .option("--label <text>", "only entries with exactly this label")
+        .option("--parent <key>", "only entries spawned by this session key")
+        .option("--archived <yes|no>", "only archived entries (yes) or only the others (no)")
+        .option("--pinned <yes|no>", "only pinned entries (yes) or only the others (no)")
+        .option(
+          "--sort <key>",
+          `order by ${SESSION_SORT_KEYS.join(", ")} (default updated); always descending: newest first, text Z to A, entries without the field last`,
+        )
         .option("--limit <n>", "at most this many entries per page (1 to 1000)", "50")
         .option("--cursor <cursor>", "the next-page cursor printed by the previous page")
         .option("--full", "show labels whole instead of cut to 40 characters with …")
         .addHelpText(
           "after",
-          "\nExamples:\n  agentstate sessions list --limit 20\n  agentstate sessions list --agent main --prefix agent:main:telegram: --since 2026-03-01\n  agentstate sessions list --agent main --cursor <the cursor after more:>\n\nWhen more entries follow, the last line is `more: --cursor <cursor>`.",
+          "\nExamples:\n  agentstate sessions list --limit 20\n  agentstate sessions list --agent main --prefix agent:main:telegram: --since 2026-03-01\n  agentstate sessions list --agent main --cursor <the cursor after more:>\n  agentstate sessions list --status failed --archived no --sort activity\n\nWhen more entries follow, the last line is `more: --cursor <cursor>`.",
         ),
   ).action((options: ListOptions) => {
-    const query = {
-      prefix: options.prefix,
-      updatedSince: options.since === undefined ? undefined : parseSince(options.since),
-      limit: parseInteger("--limit", options.limit, 1, 1000),
-      cursor: options.cursor,
-    };
+    const query = listQuery(options);
     const page = withReadHome(options, (home) => agentOf(home, options.agent).sessions.list(query));
     if (options.json) {
       printJson(page);
