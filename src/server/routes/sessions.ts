@@ -1,12 +1,24 @@
 import { Hono } from "hono";
 import { StateError } from "../../db/errors.js";
+import type { SessionSortKey } from "../../stores/agent/session-query.js";
 import {
   type SessionEntryData,
   STORE_OWNED_ENTRY_FIELDS,
 } from "../../stores/agent/session-store.js";
 import type { ServerDeps } from "../deps.js";
 import { summarizeEntry } from "../session-summary.js";
-import { agentId, body, integer, params, query, sessionKey, text, time, z } from "../validation.js";
+import {
+  agentId,
+  body,
+  flag,
+  integer,
+  params,
+  query,
+  sessionKey,
+  text,
+  time,
+  z,
+} from "../validation.js";
 
 const agentParams = z.object({ agentId });
 const keyParams = z.object({ agentId, key: sessionKey });
@@ -14,6 +26,15 @@ const listQuery = z.strictObject({
   prefix: text.optional(),
   updatedSince: time.optional(),
   conversationId: text.optional(),
+  status: text.optional(),
+  label: text.optional(),
+  channel: text.optional(),
+  model: text.optional(),
+  parentSessionKey: text.optional(),
+  archived: flag.optional(),
+  pinned: flag.optional(),
+  // Checked by the store, so an unknown key is the same E_INVALID_ARGUMENT as in the library.
+  sort: z.string().max(64).optional(),
   limit: integer(1, 1000).optional(),
   cursor: z.string().max(2048).optional(),
 });
@@ -39,7 +60,12 @@ export function sessionRoutes({ home, live }: ServerDeps): Hono {
       const { agentId } = params(c, agentParams);
       const { limit = 50, ...filters } = query(c, listQuery);
       const agent = home.agent(agentId, { create: false });
-      const page = agent.sessions.list({ ...filters, limit });
+      const { sort, ...rest } = filters;
+      const page = agent.sessions.list({
+        ...rest,
+        sort: sort as SessionSortKey | undefined,
+        limit,
+      });
       return c.json({
         entries: page.entries.map((entry) => summarizeEntry(agent, entry)),
         nextCursor: page.nextCursor,
