@@ -80,7 +80,60 @@ function filterForm(query, onSubmit) {
       "Updated since ",
       h("input", { name: "since", type: "datetime-local", value: since }),
     ),
+    ...TEXT_FILTERS.map(([name, title, placeholder]) =>
+      h(
+        "label",
+        {},
+        `${title} `,
+        h("input", { name, value: query.get(name) ?? "", placeholder, autocomplete: "off" }),
+      ),
+    ),
+    choice(query, "archived", "Archived ", [
+      ["", "any"],
+      ["false", "no"],
+      ["true", "yes"],
+    ]),
+    choice(query, "pinned", "Pinned ", [
+      ["", "any"],
+      ["true", "yes"],
+      ["false", "no"],
+    ]),
+    choice(query, "sort", "Sort by ", SORTS),
     h("button", { type: "submit" }, "Filter"),
+  );
+}
+
+/** The list's exact-match filters: query name, label, placeholder. */
+const TEXT_FILTERS = [
+  ["status", "Status", "failed"],
+  ["channel", "Channel", "telegram"],
+  ["model", "Model", ""],
+  ["label", "Label", ""],
+];
+const SORTS = [
+  ["", "last update"],
+  ["activity", "last activity"],
+  ["status", "status"],
+  ["channel", "channel"],
+  ["model", "model"],
+  ["label", "label"],
+];
+const FILTER_NAMES = ["prefix", "since", ...TEXT_FILTERS.map(([name]) => name)];
+const CHOICE_NAMES = ["archived", "pinned", "sort"];
+
+function choice(query, name, title, options) {
+  const current = query.get(name) ?? "";
+  return h(
+    "label",
+    {},
+    title,
+    h(
+      "select",
+      { name },
+      ...options.map(([value, text]) =>
+        h("option", value === current ? { value, selected: "" } : { value }, text),
+      ),
+    ),
   );
 }
 
@@ -90,6 +143,9 @@ export async function sessionsView({ root, params: [agentId], query, isCurrent }
     // datetime-local has no zone: read as UTC, like every time the dashboard shows.
     updatedSince: query.get("since") ? Date.parse(`${query.get("since")}Z`) : undefined,
   };
+  for (const name of [...TEXT_FILTERS.map(([name]) => name), ...CHOICE_NAMES]) {
+    filters[name] = query.get(name) || undefined;
+  }
   let entries = [];
   let cursor = null;
   const tableSlot = h("div", {});
@@ -119,7 +175,9 @@ export async function sessionsView({ root, params: [agentId], query, isCurrent }
     event.preventDefault();
     const form = new FormData(event.target);
     const next = {};
-    for (const name of ["prefix", "since"]) if (form.get(name)) next[name] = form.get(name);
+    for (const name of [...FILTER_NAMES, ...CHOICE_NAMES]) {
+      if (form.get(name)) next[name] = form.get(name);
+    }
     location.hash = route(["agents", agentId], next);
   };
   replace(root, tabs(agentId, "Sessions"), filterForm(query, onSubmit), tableSlot, more);

@@ -7,7 +7,12 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStateHome } from "../../src/home.js";
 import { type RunningServer, startServer } from "../../src/server/start-server.js";
-import { MAIN_KEY, type SeededHome, seedHome } from "../../src/server/test-support/seed-home.js";
+import {
+  GROUP_KEY,
+  MAIN_KEY,
+  type SeededHome,
+  seedHome,
+} from "../../src/server/test-support/seed-home.js";
 import { type SeededInbound, seedInbound } from "../../src/server/test-support/seed-inbound.js";
 import { PROJECT_ROOT, requireBuild } from "../support/built.js";
 
@@ -114,6 +119,23 @@ describe("the dashboard", () => {
     expect(keys).toContain(MAIN_KEY);
     expect(await page.locator("time").first().textContent()).toMatch(/ago/);
     await shot("sessions");
+  });
+
+  it("filters an agent's sessions by label, channel and archived, sorted by label", async () => {
+    await page.goto(`${server.url}#/agents/main`);
+    await page.locator("a.key-link").first().waitFor();
+    await page.fill("form.filters input[name=label]", "Garden club");
+    await page.selectOption("form.filters select[name=archived]", "false");
+    await page.selectOption("form.filters select[name=sort]", "label");
+    await page.click("form.filters button[type=submit]");
+    const keys = page.locator("a.key-link");
+    await expect.poll(() => keys.allTextContents()).toEqual([GROUP_KEY]);
+    expect(page.url()).toMatch(/label=Garden/);
+    await page.goto(`${server.url}#/agents/main?channel=telegram&sort=channel`);
+    await expect.poll(() => keys.allTextContents()).toEqual([MAIN_KEY]);
+    expect(await page.inputValue("form.filters input[name=channel]")).toBe("telegram");
+    expect(await page.inputValue("form.filters select[name=sort]")).toBe("channel");
+    await shot("sessions-filtered");
   });
 
   it("goes from a session key to its conversation: messages, tool call and result, compaction, branch", async () => {
