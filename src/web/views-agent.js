@@ -105,8 +105,8 @@ function filterForm(query, onSubmit) {
 
 /** The list's exact-match filters: query name, label, placeholder. */
 const TEXT_FILTERS = [
-  ["status", "Status", "failed"],
-  ["channel", "Channel", "telegram"],
+  ["status", "Status", "done, failed …"],
+  ["channel", "Channel", "telegram …"],
   ["model", "Model", ""],
   ["label", "Label", ""],
 ];
