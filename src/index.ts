@@ -145,6 +145,7 @@ export type {
   SessionLifecycle,
   StartOptions,
 } from "./stores/agent/session-lifecycle.js";
+export type { SessionSortKey } from "./stores/agent/session-query.js";
 export type {
   PatchOptions,
   SessionEntry,
