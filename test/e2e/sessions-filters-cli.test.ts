@@ -103,6 +103,8 @@ describe("agentstate sessions list filters and sorts", () => {
       "agent:main:subagent:a",
       "agent:main:subagent:b",
     ]);
+    const table = cli(["sessions", "list", "--sort", "label", "--limit", "1", "--home", home]);
+    expect(table.stdout).toMatch(/^more: --sort label --cursor \S+$/m);
     // Z to A by bytes ("u" > "C"), the unlabelled entry last.
     expect(pages("label")).toEqual([
       "agent:main:subagent:b",

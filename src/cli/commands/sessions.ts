@@ -53,6 +53,10 @@ function parseYesNo(flag: string, text: string | undefined): boolean | undefined
   );
 }
 
+function sortArg(sort: string | undefined): string {
+  return sort === undefined || sort === "updated" ? "" : `--sort ${shellArg(sort)} `;
+}
+
 function listQuery(options: ListOptions): SessionListOptions {
   return {
     prefix: options.prefix,
@@ -228,7 +232,8 @@ function registerList(sessions: Command): void {
     if (page.entries.length === 0) process.stdout.write("no session entries\n");
     else process.stdout.write(`${renderEntries(page.entries, options.full === true)}\n`);
     if (page.nextCursor !== null)
-      process.stdout.write(moreLine(`--cursor ${shellArg(page.nextCursor)}`));
+      // A cursor is valid only with its sort, so the hint carries it.
+      process.stdout.write(moreLine(`${sortArg(query.sort)}--cursor ${shellArg(page.nextCursor)}`));
   });
 }
 

@@ -67,9 +67,11 @@ export function checkSort(sort: unknown): SessionSortKey {
 
 /**
  * The statement of one list shape: which filters are given, the sort, and whether a cursor bounds
- * it. INDEXED BY pins the index that serves the order (see listSql in session-store.ts for why
- * SQLite's own choice is not trusted); a sort by `updated` takes the index of its first filter,
- * whose equality leaves the rest already in (updated_at, session_key) order.
+ * it. INDEXED BY pins the index that serves the order: left to itself, SQLite prefers the
+ * primary-key range of a prefix and sorts every match, ~70 KB of entry_json each, in a temp B-tree.
+ * A sort by `updated` takes the index of its most selective filter, whose equality leaves the rest
+ * already in (updated_at, session_key) order. Tests on columns the index holds (the key prefix,
+ * the filter) read only the index entry, so skipped rows are never loaded.
  */
 export function filteredListSql(
   filters: readonly SessionColumnFilter[],
