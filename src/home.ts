@@ -285,6 +285,7 @@ export class StateHome extends GlobalStores {
   private openAgent(agentId: string, options: AgentOpenOptions): AgentState {
     const relative = agentDbRelativePath(agentId);
     const dbPath = join(this.path, relative);
+    const reopen = this.pool.openedBefore(agentId);
     const registered = this.selectRegistration.get(agentId);
     if (!registered && (options.create === false || this.openOptions.readonly)) {
       throw new StateError("E_NOT_FOUND", `no agent "${agentId}" in home ${this.path}`, {
@@ -307,7 +308,8 @@ export class StateHome extends GlobalStores {
         if (registered?.schema_version !== db.schemaVersion) {
           this.register(agentId, relative, db, registered?.created_at);
         }
-        indexBacklog(db, this.openOptions.onUpgradeProgress);
+        // The first open worked the backlog off; since then appends here index as they go.
+        if (!reopen) indexBacklog(db, this.openOptions.onUpgradeProgress);
       } catch (error) {
         db.close();
         throw error;

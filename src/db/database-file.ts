@@ -2,11 +2,12 @@
 import { randomBytes } from "node:crypto";
 import { linkSync, rmSync } from "node:fs";
 import { threadId } from "node:worker_threads";
+import { checkedVersion, noteChecked } from "./checked-files.js";
 import type { DriverFactory, SqlDriver } from "./driver.js";
-import { ensurePrivateFile } from "./files.js";
+import { type DatabaseFileProbe, ensurePrivateFile, tightenFiles } from "./files.js";
 import type { JournalMode } from "./filesystem.js";
-import { finishLayoutUpgrade } from "./layout-upgrade.js";
-import { type DatabaseRole, migrate } from "./schema.js";
+import { finishLayoutUpgrade, type UpgradeProgressListener } from "./layout-upgrade.js";
+import { type DatabaseRole, type MigrationResult, migrate } from "./schema.js";
 
 /** The pragmas every connection gets, in the order they must be set. */
 export const CONNECTION_PRAGMAS = [
@@ -21,12 +22,41 @@ export const CONNECTION_PRAGMAS = [
   ["journal_size_limit", "67108864"],
 ] as const;
 
-/** Sets `CONNECTION_PRAGMAS` (the journal mode as chosen) on a new connection. */
-export function applyPragmas(driver: SqlDriver, mode: JournalMode): void {
+/**
+ * Sets `CONNECTION_PRAGMAS` (the journal mode as chosen) on a new connection. WAL is persistent in
+ * the file: when its header already says WAL, asking again is skipped.
+ */
+export function applyPragmas(driver: SqlDriver, mode: JournalMode, headerWal = false): void {
   for (const [name, value] of CONNECTION_PRAGMAS) {
+    if (name === "journal_mode" && mode === "wal" && headerWal) continue;
     const chosen = name === "journal_mode" && mode === "rollback" ? "DELETE" : value;
     driver.exec(`PRAGMA ${name} = ${chosen}`);
   }
+}
+
+/**
+ * Brings a new connection to an existing file up to date: pragmas, pending migrations, a pending
+ * layout upgrade, owner-only file modes. A file this process already brought up (same inode, same
+ * version; see checked-files.ts) skips the checks only a different file could fail.
+ */
+export function prepareConnection(
+  driver: SqlDriver,
+  role: DatabaseRole,
+  mode: JournalMode,
+  probe: DatabaseFileProbe,
+  onProgress?: UpgradeProgressListener,
+): MigrationResult {
+  const path = driver.path;
+  applyPragmas(driver, mode, probe.headerWal);
+  const checkedAt = checkedVersion(path, probe.identity);
+  const migration = migrate(driver, role, checkedAt);
+  if (checkedAt === undefined || migration.from !== checkedAt || migration.applied.length > 0) {
+    if (role === "agent") finishLayoutUpgrade(driver, { onProgress });
+    // A -wal or -shm SQLite creates later takes the database file's mode.
+    tightenFiles([path, `${path}-wal`, `${path}-shm`]);
+  }
+  noteChecked(path, probe.identity, migration.to);
+  return migration;
 }
 
 /**

@@ -9,20 +9,20 @@ import {
   resolveCheckpoints,
 } from "./checkpoints.js";
 import { assertNotDamaged } from "./damage-marker.js";
-import { applyPragmas, CONNECTION_PRAGMAS, createDatabaseFile } from "./database-file.js";
+import { CONNECTION_PRAGMAS, createDatabaseFile, prepareConnection } from "./database-file.js";
 import type { DriverFactory, DriverName, SqlDriver, SqlStatement } from "./driver.js";
 import { chooseDriver, driverFactory } from "./driver-choice.js";
 import { closedError, isStateError, StateError } from "./errors.js";
-import { ensurePrivateDir, probeDatabaseFile, tightenFiles } from "./files.js";
+import { ensurePrivateDir, probeDatabaseFile } from "./files.js";
 import {
   assertWalSafe,
   filesystemTypeOf,
   type JournalMode,
   resolveJournalMode,
 } from "./filesystem.js";
-import { finishLayoutUpgrade, type UpgradeProgressListener } from "./layout-upgrade.js";
+import type { UpgradeProgressListener } from "./layout-upgrade.js";
 import { rejectUnknownOptions } from "./options.js";
-import { type DatabaseRole, latestSchemaVersion, type MigrationResult, migrate } from "./schema.js";
+import { type DatabaseRole, latestSchemaVersion, type MigrationResult } from "./schema.js";
 
 export { CONNECTION_PRAGMAS };
 
@@ -131,6 +131,16 @@ export class Database {
         catchUp: this.catchUp,
       });
     }
+  }
+
+  /**
+   * True once the background thread has been told to checkpoint this file: its own connection's
+   * descriptor of the file then stays open until this connection closes (SQLite keeps a closed
+   * connection's descriptor while another one of the process holds a lock on the file, and a WAL
+   * connection always holds one). A pool counts it against its descriptor budget.
+   */
+  get checkpointerServed(): boolean {
+    return this.signal?.announced ?? false;
   }
 
   /** Who checkpoints this database's WAL now (`inline` also for read-only and rollback). */
@@ -452,12 +462,13 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
   }
   const driver = factory(path, { fileMustExist: true });
   try {
-    applyPragmas(driver, mode);
-    const migration = migrate(driver, options.role);
-    if (options.role === "agent") {
-      finishLayoutUpgrade(driver, { onProgress: options.onUpgradeProgress });
-    }
-    tightenFiles([path, `${path}-wal`, `${path}-shm`]);
+    const migration = prepareConnection(
+      driver,
+      options.role,
+      mode,
+      probe,
+      options.onUpgradeProgress,
+    );
     // The thread opens its own connection by engine name: a caller's own factory stays inline.
     const background =
       checkpoints === "background" &&

@@ -1,12 +1,4 @@
-import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readSync,
-} from "node:fs";
+import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { StateError } from "./errors.js";
 
@@ -15,6 +7,8 @@ export const FILE_MODE = 0o600;
 const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
 const HEADER_BYTES = 100;
 const USER_VERSION_OFFSET = 60;
+const WRITE_VERSION_OFFSET = 18;
+const READ_VERSION_OFFSET = 19;
 
 /** Creates a directory (and missing parents) owner-only; tightens it when it already exists. */
 export function ensurePrivateDir(path: string): void {
@@ -53,6 +47,10 @@ export interface DatabaseFileProbe {
   exists: boolean;
   /** user_version as written in the file header (0 for a new or empty file). */
   headerUserVersion: number;
+  /** The header says WAL (read and write versions 2): `journal_mode=WAL` is persistent. */
+  headerWal: boolean;
+  /** Device and inode of an existing file: the same path holding another file differs. */
+  identity?: string;
 }
 
 /**
@@ -60,14 +58,15 @@ export interface DatabaseFileProbe {
  * (not SQLite at all, or written by a newer agentstate) is refused before anything could change it.
  */
 export function probeDatabaseFile(path: string): DatabaseFileProbe {
-  if (!existsSync(path)) return { exists: false, headerUserVersion: 0 };
-  const stat = lstatSync(path);
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) return { exists: false, headerUserVersion: 0, headerWal: false };
   if (!stat.isFile()) {
     throw new StateError("E_NOT_A_DATABASE", `not a database file (not a regular file): ${path}`, {
       details: { path },
     });
   }
-  if (stat.size === 0) return { exists: true, headerUserVersion: 0 };
+  const identity = `${stat.dev}:${stat.ino}`;
+  if (stat.size === 0) return { exists: true, headerUserVersion: 0, headerWal: false, identity };
   const header = Buffer.alloc(HEADER_BYTES);
   const fd = openSync(path, "r");
   let read: number;
@@ -83,5 +82,10 @@ export function probeDatabaseFile(path: string): DatabaseFileProbe {
       { details: { path, bytes: stat.size } },
     );
   }
-  return { exists: true, headerUserVersion: header.readUInt32BE(USER_VERSION_OFFSET) };
+  return {
+    exists: true,
+    headerUserVersion: header.readUInt32BE(USER_VERSION_OFFSET),
+    headerWal: header[WRITE_VERSION_OFFSET] === 2 && header[READ_VERSION_OFFSET] === 2,
+    identity,
+  };
 }
