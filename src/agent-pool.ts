@@ -39,6 +39,8 @@ interface Entry<T extends PooledAgent> {
 export class AgentPool<T extends PooledAgent> {
   // A Map iterates in insertion order: re-inserting on use keeps it ordered by recency.
   private readonly entries = new Map<string, Entry<T>>();
+  /** Every agent opened since the home was, so a reopen can skip what the first open did. */
+  private readonly everOpened = new Set<string>();
   private opened = 0;
   private evicted = 0;
   private openedOverCap = 0;
@@ -57,9 +59,15 @@ export class AgentPool<T extends PooledAgent> {
     return entry.agent;
   }
 
+  /** True when the agent was open before (and was closed since, or is open now). */
+  openedBefore(agentId: string): boolean {
+    return this.everOpened.has(agentId);
+  }
+
   /** Adds a just-opened agent, closing others to make room. */
   add(agent: T): void {
     this.entries.set(agent.agentId, { agent, pins: 0 });
+    this.everOpened.add(agent.agentId);
     this.opened++;
     this.trim(agent.agentId);
     if (this.entries.size > this.maxOpen) this.openedOverCap++;
@@ -105,12 +113,22 @@ export class AgentPool<T extends PooledAgent> {
     this.entries.clear();
   }
 
+  /**
+   * Closes least recently used agents until the open ones fit the cap. The cap is a descriptor
+   * budget of 3 per agent (the database, its -wal and -shm): an agent the background
+   * checkpointer has served holds a fourth until it closes, so every 3 of those count as one
+   * more agent.
+   */
   private trim(keep?: string): void {
-    if (this.entries.size <= this.maxOpen) return;
+    let served = 0;
+    for (const entry of this.entries.values()) if (entry.agent.db.checkpointerServed) served++;
+    const fits = () => this.entries.size + Math.ceil(served / 3) <= this.maxOpen;
+    if (fits()) return;
     for (const [agentId, entry] of this.entries) {
-      if (this.entries.size <= this.maxOpen) return;
+      if (fits()) return;
       // A transaction in progress means a caller is inside it, pinned or not.
       if (agentId === keep || entry.pins > 0 || entry.agent.db.inTransaction) continue;
+      if (entry.agent.db.checkpointerServed) served--;
       this.entries.delete(agentId);
       entry.agent.db.close(this.evictionReason(agentId));
       this.evicted++;

@@ -1,3 +1,4 @@
+import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useTempDirs } from "../test-support/temp-dir.js";
@@ -55,5 +56,42 @@ describe("WalKeeper: free pages", () => {
     expect(keeper.size).toBe(0);
     expect(raw.pragma("integrity_check", { simple: true })).toBe("ok");
     raw.close();
+  });
+});
+
+/** Descriptors this process has open on `path`, read from /proc (apart from the code). */
+function descriptorsOn(path: string): number {
+  let n = 0;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === path) n++;
+    } catch {
+      // Closed while we looked.
+    }
+  }
+  return n;
+}
+
+describe("WalKeeper", () => {
+  it("holds at most maxKept connections, letting go of the one written least recently", () => {
+    const dir = tempDir();
+    const paths = ["a", "b", "c"].map((name) => join(dir, `${name}.sqlite`));
+    const writers = paths.map((path) =>
+      openDatabase({ path, role: "agent", checkpoints: "inline" }),
+    );
+    const keeper = new WalKeeper({ maxKept: 2 });
+    const factory = driverFactory(chooseDriver());
+    try {
+      // Each writer's own connection holds one descriptor of its -wal; a kept one adds a second.
+      keeper.activate(paths[0] as string, factory, 1);
+      keeper.activate(paths[1] as string, factory, 2);
+      keeper.activate(paths[0] as string, factory, 3);
+      keeper.activate(paths[2] as string, factory, 4);
+      expect(keeper.size).toBe(2);
+      expect(paths.map((path) => descriptorsOn(`${path}-wal`))).toEqual([2, 1, 2]);
+    } finally {
+      keeper.dropAll();
+      for (const writer of writers) writer.close();
+    }
   });
 });

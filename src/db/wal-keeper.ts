@@ -61,6 +61,14 @@ interface Kept {
   vacuumRefusals: number;
 }
 
+/**
+ * Connections the thread holds at most (each costs 2 file descriptors: the database and its
+ * -wal; the -shm is shared with the writer's). Past it the least recently written database is let
+ * go: its writer's own catch-up (wal-signal.ts) and its close still bound its WAL. Without a bound
+ * a process writing to every agent of a full pool held twice the pool's descriptors again.
+ */
+export const MAX_KEPT_CONNECTIONS = 6;
+
 export interface WalKeeperOptions {
   /** A connection unused for this long, with its WAL fully checkpointed, is closed. */
   idleMs?: number;
@@ -69,6 +77,8 @@ export interface WalKeeperOptions {
   vacuumFromBytes?: number;
   /** Free pages given back per step (one short write transaction). */
   vacuumStepPages?: number;
+  /** See MAX_KEPT_CONNECTIONS. */
+  maxKept?: number;
 }
 
 function walFileBytes(path: string): number {
@@ -91,12 +101,14 @@ export class WalKeeper {
   private readonly restartFrom: number;
   private readonly vacuumFrom: number;
   private readonly stepPages: number;
+  private readonly maxKept: number;
 
   constructor(options: WalKeeperOptions = {}) {
     this.idleMs = options.idleMs ?? 3000;
     this.restartFrom = options.restartFromBytes ?? RESTART_FROM_BYTES;
     this.vacuumFrom = options.vacuumFromBytes ?? VACUUM_FROM_BYTES;
     this.stepPages = options.vacuumStepPages ?? VACUUM_STEP_PAGES;
+    this.maxKept = options.maxKept ?? MAX_KEPT_CONNECTIONS;
   }
 
   /** Databases it holds a connection to. */
@@ -111,6 +123,7 @@ export class WalKeeper {
       found.activeAt = now;
       return;
     }
+    this.makeRoom();
     const driver = factory(path, { fileMustExist: true });
     try {
       // Also the longest a vacuum step waits for the write lock: it must never stall.
@@ -136,6 +149,17 @@ export class WalKeeper {
       driver.close();
       throw error;
     }
+  }
+
+  /** At the bound, lets go of the database written least recently. */
+  private makeRoom(): void {
+    if (this.kept.size < this.maxKept) return;
+    let oldest: string | undefined;
+    let oldestAt = Number.POSITIVE_INFINITY;
+    for (const [path, kept] of this.kept) {
+      if (kept.activeAt < oldestAt) [oldest, oldestAt] = [path, kept.activeAt];
+    }
+    if (oldest !== undefined) this.drop(oldest);
   }
 
   /** Closes the connection to `path`, if any: the caller's own close must be the last one. */

@@ -56,6 +56,8 @@ export class WalSignal {
    */
   private nextAt = CALLER_CATCH_UP_BYTES;
   private lastSize = 0;
+  /** Announced at least once: see `Database.checkpointerServed`. */
+  announced = false;
 
   constructor(
     private readonly checkpointer: Checkpointer,
@@ -82,6 +84,7 @@ export class WalSignal {
   private flush(): void {
     if (this.since === 0) return;
     this.since = 0;
+    this.announced = true;
     this.checkpointer.announce(this.path, this.driver);
     this.guard();
   }

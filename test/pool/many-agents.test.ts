@@ -56,6 +56,24 @@ describe("a process touching many agents", () => {
     }
   }, 300_000);
 
+  it("holds at most 3 descriptors per agent of the cap, plus 20, while the checkpointer thread serves the writes", () => {
+    // Yielding between writes (as a gateway does) lets every write reach the checkpointer thread,
+    // whose own connections, and the descriptors SQLite keeps after them, count too.
+    for (const cap of [4, 16]) {
+      const home = tempDir();
+      const result = spawnSync(process.execPath, [CHILD, "fds", home, "60", String(cap)], {
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      expect(result.stderr).toBe("");
+      expect(result.status).toBe(0);
+      const { before, peak, pool } = JSON.parse(result.stdout);
+      expect(pool.opened).toBeGreaterThanOrEqual(120);
+      expect(peak - before, `cap ${cap}`).toBeLessThanOrEqual(3 * cap + 20);
+      expect(messagesOf(home, "agent-59")).toBe(2);
+    }
+  }, 120_000);
+
   it("leaves every agent database whole after a SIGKILL in the middle of writes to many open agents", async () => {
     const home = tempDir();
     const agents = 120;
