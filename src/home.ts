@@ -70,6 +70,8 @@ interface AgentDatabaseRow {
   schema_version: number;
   last_seen_at: number;
   size_bytes: number;
+  quick_check: string | null;
+  quick_checked_at: number | null;
 }
 
 export const AGENT_COLUMNS = columnsOf<AgentRegistryRow>()(
@@ -85,6 +87,8 @@ export const AGENT_DATABASE_COLUMNS = columnsOf<AgentDatabaseRow>()(
   "schema_version",
   "last_seen_at",
   "size_bytes",
+  "quick_check",
+  "quick_checked_at",
 );
 
 export interface AgentRecord {

@@ -2,6 +2,7 @@ import type { Database } from "../db/database.js";
 import { type AutoVacuum, readFreeSpace } from "../db/free-pages.js";
 import type { DatabaseRole } from "../db/schema.js";
 import type { StateHome } from "../home.js";
+import type { QuickCheckRecord } from "../stores/global/quick-check-store.js";
 
 export interface DatabaseStatus {
   role: DatabaseRole;
@@ -11,6 +12,11 @@ export interface DatabaseStatus {
   schemaVersion: number;
   /** `"ok"`, or the problems `PRAGMA quick_check` found, joined. */
   quickCheck: string;
+  /**
+   * An agent database's last background quick_check (`agentstate gc` runs it), or null: never
+   * checked, or the global database.
+   */
+  lastQuickCheck: { result: string; at: number } | null;
   /** Rows per table, by table name (FTS shadow tables left out). */
   tables: Record<string, number>;
   /**
@@ -74,7 +80,11 @@ export function countRows(db: Database): Record<string, number> {
   return counts;
 }
 
-function describeDatabase(db: Database, agentId: string | null): DatabaseStatus {
+function describeDatabase(
+  db: Database,
+  agentId: string | null,
+  last: QuickCheckRecord | undefined,
+): DatabaseStatus {
   return {
     role: db.role,
     agentId,
@@ -82,6 +92,7 @@ function describeDatabase(db: Database, agentId: string | null): DatabaseStatus 
     bytes: db.sizeBytes(),
     schemaVersion: db.schemaVersion,
     quickCheck: db.quickCheck().join("; "),
+    lastQuickCheck: last ? { result: last.result, at: last.checkedAt } : null,
     tables: countRows(db),
     ...vacuumStatus(db),
   };
@@ -109,14 +120,15 @@ function activityOf(db: Database, agentId: string): AgentActivity {
  * agent's last activity; the last backup and the last migration run.
  */
 export function describeHome(home: StateHome): HomeStatus {
-  const databases = [describeDatabase(home.db, null)];
+  const databases = [describeDatabase(home.db, null, undefined)];
   const agents: AgentActivity[] = [];
+  const checks = new Map(home.quickChecks.list().map((check) => [check.agentId, check]));
   for (const { agentId } of home.listAgents()) {
     // One agent at a time through the pool: a home of thousands never has them all open.
     home.withAgent(
       agentId,
       ({ db }) => {
-        databases.push(describeDatabase(db, agentId));
+        databases.push(describeDatabase(db, agentId, checks.get(agentId)));
         agents.push(activityOf(db, agentId));
       },
       { create: false },

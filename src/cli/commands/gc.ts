@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { Database } from "../../db/database.js";
 import { type VacuumResult, vacuumDatabase } from "../../db/vacuum.js";
 import type { StateHome } from "../../home.js";
+import { quickCheckAgent } from "../../status/quick-check-canary.js";
 import { type SweepReport, sweepExpired } from "../../stores/global/expiry.js";
 import {
   checkRetention,
@@ -33,6 +34,8 @@ export interface GcDatabaseReport extends Partial<SweepReport> {
   vacuum?: VacuumResult;
   /** Set when the database could not be opened or swept; the other databases still were. */
   error?: string;
+  /** An agent's `PRAGMA quick_check`: "ok" or the problems found (recorded for `status`). */
+  quickCheck?: string;
 }
 
 export interface GcOptions {
@@ -101,18 +104,22 @@ export function collectGarbage(
     },
   ];
   for (const { agentId } of home.listAgents()) {
+    let quickCheck: string | undefined;
     try {
+      // Checked first: a database too damaged to sweep still has its damage recorded.
+      quickCheck = quickCheckAgent(home, agentId, now).result;
       const swept = home.withAgent(
         agentId,
         ({ db }) =>
           sweepOne(db, agentId, now, () => ({ inputs: pruneInputs(db, retention, now) }), options),
         { create: false },
       );
-      databases.push({ agentId, ...swept });
+      databases.push({ agentId, quickCheck, ...swept });
       // Opens no longer write the registry: gc keeps its sizes and last-seen times current.
       home.refreshAgentRecord(agentId);
     } catch (error) {
-      databases.push({ agentId, error: error instanceof Error ? error.message : String(error) });
+      const message = error instanceof Error ? error.message : String(error);
+      databases.push({ agentId, error: message, ...(quickCheck ? { quickCheck } : {}) });
     }
   }
   const total = databases.reduce((sum, db) => sum + (db.total ?? 0), 0);
@@ -143,7 +150,9 @@ function render(report: GcReport): string {
   const vacuumed = report.databases.flatMap((db) =>
     db.vacuum ? [describeVacuum(db.agentId ?? "global", db.vacuum)] : [],
   );
-  return [table, "", removed, ...vacuumed].join("\n");
+  const damaged = report.databases.filter((db) => db.quickCheck && db.quickCheck !== "ok");
+  const checks = damaged.map((db) => `quick_check ${db.agentId}: ${db.quickCheck}`);
+  return [table, "", removed, ...vacuumed, ...checks].join("\n");
 }
 
 interface GcFlags extends HomeOptions, JsonOption {
@@ -174,7 +183,7 @@ export function registerGc(program: Command): void {
   const command = program
     .command("gc")
     .description(
-      "delete expired rows (TTL) from the global database and every agent database, and completed inputs and settled delivery receipts past retention; refresh each agent's recorded size and last-seen time",
+      "delete expired rows (TTL) from the global database and every agent database, and completed inputs and settled delivery receipts past retention; refresh each agent's recorded size and last-seen time; run PRAGMA quick_check on each agent database, one at a time, and record the result for `status`",
     )
     .option(
       "--keep-days <days>",
@@ -209,5 +218,8 @@ export function registerGc(program: Command): void {
     if (options.json) printJson(report);
     else process.stdout.write(`${render(report)}\n`);
     if (report.databases.some((db) => db.error !== undefined)) process.exitCode = 1;
+    if (report.databases.some((db) => db.quickCheck !== undefined && db.quickCheck !== "ok")) {
+      process.exitCode = 4;
+    }
   });
 }

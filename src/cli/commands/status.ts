@@ -47,6 +47,12 @@ export function renderStatus(status: HomeStatus): string {
       { header: "CHECK", value: (d) => d.quickCheck, max: 40 },
       { header: "VACUUM", value: (d) => d.autoVacuum },
       { header: "FREE", value: (d) => formatBytes(d.freeBytes), align: "right" },
+      {
+        header: "LAST GC CHECK",
+        value: (d) =>
+          d.lastQuickCheck ? `${d.lastQuickCheck.result} ${when(d.lastQuickCheck.at)}` : "-",
+        max: 40,
+      },
       { header: "PATH", value: (d) => pathInHome(home, d.path) },
     ]),
   );

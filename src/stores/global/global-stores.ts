@@ -12,6 +12,7 @@ import { MigrationLedgerStore } from "./migration-ledger-store.js";
 import { MigrationQuarantineStore } from "./migration-quarantine-store.js";
 import { PluginBlobStore } from "./plugin-blob-store.js";
 import { PluginStateStore } from "./plugin-state-store.js";
+import { QuickCheckStore } from "./quick-check-store.js";
 import { SandboxRegistryStore } from "./sandbox-registry-store.js";
 import { SubagentRunStore } from "./subagent-run-store.js";
 import { TaskStore } from "./task-store.js";
@@ -42,6 +43,8 @@ export class GlobalStores {
   readonly migrations: MigrationLedgerStore;
   /** Legacy lines `doctor --fix --quarantine` kept as bytes instead of importing. */
   readonly quarantine: MigrationQuarantineStore;
+  /** Each agent database's last background `PRAGMA quick_check` (run by `agentstate gc`). */
+  readonly quickChecks: QuickCheckStore;
 
   constructor(db: Database) {
     this.kv = new KvStore(db);
@@ -61,5 +64,6 @@ export class GlobalStores {
     this.backups = new BackupRunStore(db);
     this.migrations = new MigrationLedgerStore(db);
     this.quarantine = new MigrationQuarantineStore(db);
+    this.quickChecks = new QuickCheckStore(db);
   }
 }
