@@ -118,15 +118,38 @@ export class TranscriptsApi {
     return this.open(scope).snapshots.restore(scope.sessionId, snapshotId);
   }
 
-  /** Ranked full-text search over one agent or all of them, best hits first. */
+  /**
+   * Ranked full-text search over one agent or all of them, best hits first. Across agents the
+   * hits are merged by their rank within their own agent (see `mergeByRank`).
+   */
   search(query: string, options: HomeSearchOptions = {}): SearchHit[] {
     const { agentId, ...rest } = options;
-    const agents = agentId ? [agentId] : this.home.listAgents().map((a) => a.agentId);
-    return agents
-      .flatMap((id) =>
+    const limit = rest.limit ?? 20;
+    if (agentId) {
+      return this.home.withAgent(agentId, (agent) => agent.search.search(query, rest), NO_CREATE);
+    }
+    const perAgent = this.home
+      .listAgents()
+      .map(({ agentId: id }) =>
         this.home.withAgent(id, (agent) => agent.search.search(query, rest), NO_CREATE),
-      )
-      .sort((a, b) => a.score - b.score)
-      .slice(0, rest.limit ?? 20);
+      );
+    return mergeByRank(perAgent, limit);
   }
+}
+
+/**
+ * Merges each agent's hits (each list best first). bm25 scores of different agents come from
+ * different FTS5 indexes, whose term statistics differ, so they are not comparable: every agent's
+ * best hit comes before any agent's second, and so on; within one rank, by score as a rough
+ * guide, then by agent id.
+ */
+function mergeByRank(perAgent: readonly SearchHit[][], limit: number): SearchHit[] {
+  const ranked = perAgent.flatMap((hits) => hits.map((hit, rank) => ({ hit, rank })));
+  ranked.sort(
+    (a, b) =>
+      a.rank - b.rank ||
+      a.hit.score - b.hit.score ||
+      (a.hit.agentId < b.hit.agentId ? -1 : a.hit.agentId > b.hit.agentId ? 1 : 0),
+  );
+  return ranked.slice(0, limit).map(({ hit }) => hit);
 }

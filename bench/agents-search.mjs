@@ -1,0 +1,112 @@
+// Search across many agents: a home with BENCH_SEARCH_AGENTS agents (default 3,000; 200 with
+// BENCH_QUICK=1), each with one session of 20 events, searched with `home.transcripts.search(q)`
+// and no agentId, so every agent's index is opened (through the pool, default cap) and queried in
+// turn. Reports the latency of one whole-home search and the peak RSS while it runs.
+import { join } from "node:path";
+import { openStateHome } from "../dist/index.js";
+import {
+  fmtBytes,
+  fmtCount,
+  fmtUs,
+  prng,
+  progress,
+  QUICK,
+  runIfMain,
+  stats,
+  table,
+  withTempDir,
+} from "./lib.mjs";
+
+const AGENTS = Number(process.env.BENCH_SEARCH_AGENTS ?? (QUICK ? 200 : 3000));
+const EVENTS = 20;
+const QUERIES = ["deploy", "rollback plan", "invoice", "kubernetes", "weather tokyo"];
+const ROUNDS = QUICK ? 1 : 2;
+const WORDS = [
+  "deploy",
+  "rollback",
+  "plan",
+  "invoice",
+  "kubernetes",
+  "weather",
+  "tokyo",
+  "lunch",
+  "budget",
+  "review",
+  "meeting",
+  "release",
+  "incident",
+  "latency",
+  "cache",
+  "schema",
+];
+const agentId = (i) => `agent-${String(i).padStart(6, "0")}`;
+
+let peakRss = 0;
+const sample = () => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+};
+
+function seed(home, random) {
+  const sentence = () =>
+    Array.from({ length: 12 }, () => WORDS[Math.floor(random() * WORDS.length)]).join(" ");
+  for (let i = 0; i < AGENTS; i++) {
+    home.transcripts.appendMany(
+      { agentId: agentId(i), sessionId: "s1" },
+      Array.from({ length: EVENTS }, () => ({
+        type: "message",
+        message: { role: "user", content: sentence() },
+      })),
+    );
+    if (i % 500 === 499) progress(`agents-search: seeded ${fmtCount(i + 1)} agents`);
+  }
+}
+
+export async function run() {
+  return withTempDir("agents-search", (dir) => {
+    const home = openStateHome({ home: join(dir, "home") });
+    try {
+      progress(`agents-search: seeding ${fmtCount(AGENTS)} agents × ${EVENTS} events`);
+      seed(home, prng(7));
+      sample();
+      const samples = [];
+      let hits = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const query of QUERIES) {
+          const t0 = process.hrtime.bigint();
+          hits += home.transcripts.search(query).length;
+          samples.push(Number(process.hrtime.bigint() - t0));
+          sample();
+          progress(`agents-search: "${query}" searched`);
+        }
+      }
+      const s = stats(samples);
+      const pool = home.agentPool;
+      const markdown = [
+        `## Search across agents (${fmtCount(AGENTS)} agents × ${EVENTS} events, cap ${pool.maxOpenAgents})`,
+        "",
+        `One \`transcripts.search(query)\` without an agentId opens every agent's database in turn ` +
+          `through the pool and merges the hits by their rank within each agent (see docs/api.md). ` +
+          `Peak RSS ${fmtBytes(peakRss)}; ${fmtCount(hits)} hits returned in all.`,
+        "",
+        table(
+          ["", "n", "p50", "p99", "max", "per agent (p50)"],
+          [
+            [
+              "search across all agents",
+              fmtCount(s.n),
+              fmtUs(s.p50),
+              fmtUs(s.p99),
+              fmtUs(s.max),
+              fmtUs(s.p50 / AGENTS),
+            ],
+          ],
+        ),
+      ].join("\n");
+      return { name: "agents-search", markdown, targets: [] };
+    } finally {
+      home.close();
+    }
+  });
+}
+
+await runIfMain(import.meta.url, run);
