@@ -25,7 +25,13 @@ import { rejectUnknownOptions } from "./db/options.js";
 import { settlePendingRestore } from "./db/pending-restore.js";
 import { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
 import { validateAgentId } from "./ids.js";
-import { type AgentStores, defineAgentStores } from "./stores/agent/agent-stores.js";
+import type {
+  AgentOpenOptions,
+  AgentPin,
+  AgentSource,
+  AgentState,
+} from "./stores/agent/agent-state.js";
+import { defineAgentStores } from "./stores/agent/agent-stores.js";
 import { TranscriptIndex } from "./stores/agent/transcript-index.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
 import { GlobalStores } from "./stores/global/global-stores.js";
@@ -37,6 +43,8 @@ import {
   type RetentionOptions,
   type RetentionPolicy,
 } from "./stores/retention.js";
+
+export type { AgentOpenOptions, AgentPin, AgentState };
 
 export const GLOBAL_DB_RELATIVE_PATH = join("state", "state.sqlite");
 
@@ -101,21 +109,6 @@ export interface AgentRecord {
   sizeBytes: number;
 }
 
-/**
- * One agent's data plane: its database and the stores over it. From `home.agent()` it is valid
- * until the pool closes the agent to make room for others; hold it with `withAgent` or `pinAgent`.
- */
-export interface AgentState extends AgentStores {
-  readonly agentId: string;
-  readonly db: Database;
-}
-
-/** An agent held open against eviction until `release()` (idempotent). */
-export interface AgentPin {
-  readonly agent: AgentState;
-  release(): void;
-}
-
 export interface OpenStateHomeOptions {
   /** The home directory; see `resolveHomePath` for the default. */
   home?: string;
@@ -164,11 +157,6 @@ export interface HomeSweepReport {
   retention: { receipts: number; inputs: Record<string, number> };
 }
 
-export interface AgentOpenOptions {
-  /** Create and register the agent when it is new (default true). */
-  create?: boolean;
-}
-
 const HOME_OPTION_KEYS = new Set([
   "home",
   "create",
@@ -193,7 +181,7 @@ type HomeDatabaseOptions = Pick<
  * agent, opened on first use and registered in `agents` / `agent_databases`. The control-plane
  * stores (`home.cron`, `home.queue`, `home.plugins`, …) hang off the home itself.
  */
-export class StateHome extends GlobalStores {
+export class StateHome extends GlobalStores implements AgentSource {
   readonly path: string;
   readonly db: Database;
   /** Session entries and lifecycle, by `(agentId, sessionKey)`. */

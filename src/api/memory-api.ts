@@ -1,4 +1,3 @@
-import type { AgentState, StateHome } from "../home.js";
 import type {
   ContextSnapshot,
   Fact,
@@ -13,6 +12,7 @@ import type {
   RecoveredMemory,
   TopicSwitch,
 } from "../stores/agent/agent-memory.js";
+import type { AgentSource, AgentState } from "../stores/agent/agent-state.js";
 import type {
   ContextSnapshotListOptions,
   ContextSnapshotQuery,
@@ -37,7 +37,7 @@ export interface RecallOptions extends MemoryRecallOptions {
  * snapshots, and the reads a restart needs (`recover`, `recall`). Reads never create an agent.
  */
 export class MemoryApi {
-  constructor(private readonly home: StateHome) {}
+  constructor(private readonly home: AgentSource) {}
 
   private read(agentId: string): AgentState {
     return this.home.agent(agentId, { create: false });

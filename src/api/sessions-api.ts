@@ -1,4 +1,4 @@
-import type { AgentState, StateHome } from "../home.js";
+import type { AgentSource, AgentState } from "../stores/agent/agent-state.js";
 import type {
   CompactOptions,
   ResetOptions,
@@ -22,7 +22,7 @@ import type { SessionInfo } from "../stores/agent/transcript-rows.js";
  * the agent's database. Reads never create an agent; writes create and register it.
  */
 export class SessionsApi {
-  constructor(private readonly home: StateHome) {}
+  constructor(private readonly home: AgentSource) {}
 
   private read(agentId: string): AgentState {
     return this.home.agent(agentId, { create: false });

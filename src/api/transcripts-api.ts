@@ -1,4 +1,4 @@
-import type { AgentState, StateHome } from "../home.js";
+import type { AgentSource, AgentState } from "../stores/agent/agent-state.js";
 import type { NewSnapshot, TranscriptSnapshot } from "../stores/agent/snapshot-store.js";
 import type { ForkOptions } from "../stores/agent/transcript-branches.js";
 import type { SearchHit, SearchOptions } from "../stores/agent/transcript-search.js";
@@ -31,7 +31,7 @@ export interface HomeSearchOptions extends SearchOptions {
  * locator is ever an identity. Reads never create an agent; appends create and register it.
  */
 export class TranscriptsApi {
-  constructor(private readonly home: StateHome) {}
+  constructor(private readonly home: AgentSource) {}
 
   private open(scope: { agentId: string }): AgentState {
     return this.home.agent(scope.agentId, { create: false });

@@ -1,0 +1,34 @@
+import type { Database } from "../../db/database.js";
+import type { AgentStores } from "./agent-stores.js";
+
+/**
+ * One agent's data plane: its database and the stores over it. From `home.agent()` it is valid
+ * until the pool closes the agent to make room for others; hold it with `withAgent` or `pinAgent`.
+ */
+export interface AgentState extends AgentStores {
+  readonly agentId: string;
+  readonly db: Database;
+}
+
+/** An agent held open against eviction until `release()` (idempotent). */
+export interface AgentPin {
+  readonly agent: AgentState;
+  release(): void;
+}
+
+export interface AgentOpenOptions {
+  /** Create and register the agent when it is new (default true). */
+  create?: boolean;
+}
+
+/**
+ * What the home-wide facades (`home.sessions`, `home.transcripts`, `home.memory`) need of a home:
+ * its agents, opened through its pool. `StateHome` is one; declared here so the facades depend on
+ * this, not on the home that builds them.
+ */
+export interface AgentSource {
+  agent(agentId: string, options?: AgentOpenOptions): AgentState;
+  withAgent<R>(agentId: string, fn: (agent: AgentState) => R, options?: AgentOpenOptions): R;
+  pinAgent(agentId: string, options?: AgentOpenOptions): AgentPin;
+  listAgents(): readonly { agentId: string }[];
+}
