@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import {
   AgentPool,
   type AgentPoolStats,
@@ -9,22 +8,26 @@ import {
   evictedMessage,
   releasedAfter,
 } from "./agent-pool.js";
+import type { AgentDatabaseRow, AgentRecord, AgentRegistryRow } from "./agent-registry-rows.js";
 import { InputsApi } from "./api/inputs-api.js";
 import { MemoryApi } from "./api/memory-api.js";
 import { SessionsApi } from "./api/sessions-api.js";
 import { TranscriptsApi } from "./api/transcripts-api.js";
-import { type CheckpointsMode, resolveCheckpoints } from "./db/checkpoints.js";
-import { columnsOf } from "./db/columns.js";
+import { resolveCheckpoints } from "./db/checkpoints.js";
 import { type Database, openDatabase } from "./db/database.js";
-import type { DriverName, SqlStatement } from "./db/driver.js";
+import type { SqlStatement } from "./db/driver.js";
 import { chooseDriver } from "./db/driver-choice.js";
 import { StateError } from "./db/errors.js";
-import type { JournalMode } from "./db/filesystem.js";
-import { layoutUpgradePending, type UpgradeProgressListener } from "./db/layout-upgrade.js";
 import { rejectUnknownOptions } from "./db/options.js";
 import { settlePendingRestore } from "./db/pending-restore.js";
-import { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
-import { validateAgentId } from "./ids.js";
+import { indexBacklog, openHomeDatabase } from "./home-database.js";
+import {
+  AGENT_OPTION_KEYS,
+  HOME_OPTION_KEYS,
+  type HomeDatabaseOptions,
+  type OpenStateHomeOptions,
+} from "./home-options.js";
+import { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH, resolveHomePath } from "./home-paths.js";
 import type {
   AgentOpenOptions,
   AgentPin,
@@ -32,7 +35,6 @@ import type {
   AgentState,
 } from "./stores/agent/agent-state.js";
 import { defineAgentStores } from "./stores/agent/agent-stores.js";
-import { TranscriptIndex } from "./stores/agent/transcript-index.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
 import { GlobalStores } from "./stores/global/global-stores.js";
 import {
@@ -44,110 +46,10 @@ import {
   type RetentionPolicy,
 } from "./stores/retention.js";
 
+export { AGENT_COLUMNS, AGENT_DATABASE_COLUMNS, type AgentRecord } from "./agent-registry-rows.js";
+export type { OpenStateHomeOptions } from "./home-options.js";
+export { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH, resolveHomePath } from "./home-paths.js";
 export type { AgentOpenOptions, AgentPin, AgentState };
-
-export const GLOBAL_DB_RELATIVE_PATH = join("state", "state.sqlite");
-
-/** Where an agent's database lives, relative to the home. */
-export function agentDbRelativePath(agentId: string): string {
-  return join("agents", validateAgentId(agentId), "agent", "agent.sqlite");
-}
-
-/**
- * The home directory: the explicit option, else `$AGENTSTATE_HOME`, else `~/.agentstate`.
- * A leading `~/` is expanded so the same string works from a shell and from a config file.
- */
-export function resolveHomePath(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
-  const chosen = explicit || env.AGENTSTATE_HOME || join(homedir(), ".agentstate");
-  const expanded =
-    chosen === "~" || chosen.startsWith("~/") ? join(homedir(), chosen.slice(1)) : chosen;
-  return resolve(expanded);
-}
-
-interface AgentRegistryRow {
-  agent_id: string;
-  config_fingerprint: string | null;
-  created_at: number;
-  updated_at: number;
-  agent_db_path: string;
-}
-
-interface AgentDatabaseRow {
-  agent_id: string;
-  path: string;
-  schema_version: number;
-  last_seen_at: number;
-  size_bytes: number;
-  quick_check: string | null;
-  quick_checked_at: number | null;
-}
-
-export const AGENT_COLUMNS = columnsOf<AgentRegistryRow>()(
-  "agent_id",
-  "config_fingerprint",
-  "created_at",
-  "updated_at",
-  "agent_db_path",
-);
-export const AGENT_DATABASE_COLUMNS = columnsOf<AgentDatabaseRow>()(
-  "agent_id",
-  "path",
-  "schema_version",
-  "last_seen_at",
-  "size_bytes",
-  "quick_check",
-  "quick_checked_at",
-);
-
-export interface AgentRecord {
-  agentId: string;
-  createdAt: number;
-  /** Absolute path of the agent's database. */
-  dbPath: string;
-  schemaVersion: number;
-  lastSeenAt: number;
-  sizeBytes: number;
-}
-
-export interface OpenStateHomeOptions {
-  /** The home directory; see `resolveHomePath` for the default. */
-  home?: string;
-  /** Create the home and its global database when missing (default true). */
-  create?: boolean;
-  /**
-   * Open every database for reading only (implies `create: false`): no write lock is ever taken,
-   * so a reader never waits on, or blocks, a live gateway. Writes fail; agents are not registered.
-   */
-  readonly?: boolean;
-  /** `wal` (default) or `rollback`; see `openDatabase`. Applies to the agent databases too. */
-  journalMode?: JournalMode;
-  /**
-   * The SQLite engine for every database of the home: `"node"` (node:sqlite) or
-   * `"better-sqlite3"`. Default: `$AGENTSTATE_SQLITE_DRIVER`, else node:sqlite where it is
-   * complete (Node 24), else better-sqlite3.
-   */
-  driver?: DriverName;
-  /**
-   * Told how the data upgrade of an agent database written by an older release is going. The
-   * upgrade runs once, when the agent is first opened, in bounded transactions; a process killed
-   * during it resumes where it stopped on the next open.
-   */
-  onUpgradeProgress?: UpgradeProgressListener;
-  /** `background` (default) or `inline`, for every database of the home; see `openDatabase`. */
-  checkpoints?: CheckpointsMode;
-  /**
-   * How many agent databases stay open at once (default 64): past it the least recently used
-   * unpinned agent is closed, and reopened by the next `home.agent()`. Each open agent costs
-   * about 1 MB and 3 file descriptors.
-   */
-  maxOpenAgents?: number;
-  /**
-   * How long completed inputs and settled delivery receipts are kept (by age and count); applied
-   * by `sweepExpired` and `agentstate gc`. Default: 30 days, at most 1,000 completed inputs per
-   * session key and 100,000 receipts per queue.
-   */
-  retention?: RetentionOptions;
-}
 
 /** Rows `StateHome.sweepExpired` removed: expired ones, and those past the retention policy. */
 export interface HomeSweepReport {
@@ -156,25 +58,6 @@ export interface HomeSweepReport {
   /** Settled deliveries (global database) and completed inputs (by agent) past retention. */
   retention: { receipts: number; inputs: Record<string, number> };
 }
-
-const HOME_OPTION_KEYS = new Set([
-  "home",
-  "create",
-  "readonly",
-  "journalMode",
-  "driver",
-  "onUpgradeProgress",
-  "checkpoints",
-  "maxOpenAgents",
-  "retention",
-]);
-const AGENT_OPTION_KEYS = new Set(["create"]);
-
-/** The options every database of a home is opened with. */
-type HomeDatabaseOptions = Pick<
-  OpenStateHomeOptions,
-  "readonly" | "journalMode" | "driver" | "checkpoints" | "onUpgradeProgress"
->;
 
 /**
  * An agentstate home: the global control-plane database, opened at once, and one database per
@@ -375,42 +258,6 @@ export class StateHome extends GlobalStores implements AgentSource {
     this.pool.closeAll();
     this.db.close();
   }
-}
-
-/**
- * Indexes a long search backlog (an upgraded database's whole history) in bounded transactions,
- * reporting through the upgrade listener: the first search would otherwise index it all at once,
- * holding the write lock for as long.
- */
-function indexBacklog(db: Database, onProgress: UpgradeProgressListener | undefined): void {
-  new TranscriptIndex(db).catchUpIfLarge(
-    onProgress && ((done, total) => onProgress({ step: "search index", done, total })),
-  );
-}
-
-/**
- * Opens one of the home's databases. A read-only home still brings a database of an older
- * release up to date first (the one time it takes the write lock): the stores read today's schema.
- */
-function openHomeDatabase(
-  path: string,
-  role: DatabaseRole,
-  options: HomeDatabaseOptions,
-): Database {
-  const db = openDatabase({ path, role, ...options });
-  const current =
-    db.schemaVersion >= latestSchemaVersion(role) &&
-    (role !== "agent" || !layoutUpgradePending(db));
-  if (!options.readonly || current) return db;
-  db.close();
-  const { readonly: _, ...writable } = options;
-  const upgrader = openDatabase({ path, role, create: false, ...writable });
-  try {
-    if (role === "agent") indexBacklog(upgrader, options.onUpgradeProgress);
-  } finally {
-    upgrader.close();
-  }
-  return openDatabase({ path, role, ...options });
 }
 
 export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {

@@ -1,0 +1,41 @@
+import { type Database, openDatabase } from "./db/database.js";
+import { layoutUpgradePending, type UpgradeProgressListener } from "./db/layout-upgrade.js";
+import { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
+import type { HomeDatabaseOptions } from "./home-options.js";
+import { TranscriptIndex } from "./stores/agent/transcript-index.js";
+
+/**
+ * Indexes a long search backlog (an upgraded database's whole history) in bounded transactions,
+ * reporting through the upgrade listener: the first search would otherwise index it all at once,
+ * holding the write lock for as long.
+ */
+export function indexBacklog(db: Database, onProgress: UpgradeProgressListener | undefined): void {
+  new TranscriptIndex(db).catchUpIfLarge(
+    onProgress && ((done, total) => onProgress({ step: "search index", done, total })),
+  );
+}
+
+/**
+ * Opens one of the home's databases. A read-only home still brings a database of an older
+ * release up to date first (the one time it takes the write lock): the stores read today's schema.
+ */
+export function openHomeDatabase(
+  path: string,
+  role: DatabaseRole,
+  options: HomeDatabaseOptions,
+): Database {
+  const db = openDatabase({ path, role, ...options });
+  const current =
+    db.schemaVersion >= latestSchemaVersion(role) &&
+    (role !== "agent" || !layoutUpgradePending(db));
+  if (!options.readonly || current) return db;
+  db.close();
+  const { readonly: _, ...writable } = options;
+  const upgrader = openDatabase({ path, role, create: false, ...writable });
+  try {
+    if (role === "agent") indexBacklog(upgrader, options.onUpgradeProgress);
+  } finally {
+    upgrader.close();
+  }
+  return openDatabase({ path, role, ...options });
+}
