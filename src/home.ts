@@ -160,14 +160,11 @@ export class StateHome extends GlobalStores implements AgentSource {
   private openAgent(agentId: string, options: AgentOpenOptions): AgentState {
     const relative = agentDbRelativePath(agentId);
     const dbPath = join(this.path, relative);
+    // An agent the pool opened before is registered: a reopen reads the registry only when the
+    // file's schema moved since (an older copy put in its place).
     const reopen = this.pool.openedBefore(agentId);
-    const registered = this.selectRegistration.get(agentId);
-    if (!registered && (options.create === false || this.openOptions.readonly)) {
-      throw new StateError("E_NOT_FOUND", `no agent "${agentId}" in home ${this.path}`, {
-        details: { agentId, home: this.path },
-      });
-    }
-    if (registered && !existsSync(dbPath)) {
+    const registered = reopen ? undefined : this.registration(agentId, options);
+    if ((reopen || registered) && !existsSync(dbPath)) {
       // Recreating it empty would hide a lost database behind a healthy-looking one.
       throw new StateError(
         "E_NOT_FOUND",
@@ -180,8 +177,12 @@ export class StateHome extends GlobalStores implements AgentSource {
       try {
         // A plain reopen writes nothing to the global database: sizes and last-seen times are
         // refreshed by `agentstate gc` (refreshAgentRecord), not by every open.
-        if (registered?.schema_version !== db.schemaVersion) {
-          this.register(agentId, relative, db, registered?.created_at);
+        const moved = reopen
+          ? db.migration.applied.length > 0
+          : registered?.schema_version !== db.schemaVersion;
+        if (moved) {
+          const createdAt = (registered ?? this.selectRegistration.get(agentId))?.created_at;
+          this.register(agentId, relative, db, createdAt);
         }
         // The first open worked the backlog off; since then appends here index as they go.
         if (!reopen) indexBacklog(db, this.openOptions.onUpgradeProgress);
@@ -193,6 +194,17 @@ export class StateHome extends GlobalStores implements AgentSource {
     const state = defineAgentStores({ agentId, db }, db, agentId);
     this.pool.add(state);
     return state;
+  }
+
+  /** The agent's registry row; E_NOT_FOUND for an unknown agent this open may not create. */
+  private registration(agentId: string, options: AgentOpenOptions) {
+    const registered = this.selectRegistration.get(agentId);
+    if (!registered && (options.create === false || this.openOptions.readonly)) {
+      throw new StateError("E_NOT_FOUND", `no agent "${agentId}" in home ${this.path}`, {
+        details: { agentId, home: this.path },
+      });
+    }
+    return registered;
   }
 
   private register(agentId: string, relative: string, db: Database, createdAt?: number): void {
