@@ -1,6 +1,6 @@
 /**
- * Database files this process has opened and checked, by path: the file's identity (device and
- * inode) and the schema version it was found at. A reopen of the same file at the same version
+ * Database files this process has opened and checked, by path: the file's identity (device,
+ * inode, birth time) and the schema version it was found at. A reopen of the same file at the same version
  * skips the checks only a different file could fail (applied-migration hashes, a pending layout
  * upgrade, file modes): a pool that closes and reopens agents paid them on every reopen. A file
  * replaced on disk (restore, salvage) has a new inode, so it is checked again.

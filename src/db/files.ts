@@ -49,7 +49,7 @@ export interface DatabaseFileProbe {
   headerUserVersion: number;
   /** The header says WAL (read and write versions 2): `journal_mode=WAL` is persistent. */
   headerWal: boolean;
-  /** Device and inode of an existing file: the same path holding another file differs. */
+  /** Device, inode and birth time of an existing file: another file at the same path differs. */
   identity?: string;
 }
 
@@ -65,7 +65,8 @@ export function probeDatabaseFile(path: string): DatabaseFileProbe {
       details: { path },
     });
   }
-  const identity = `${stat.dev}:${stat.ino}`;
+  // The birth time tells apart a new file that reuses a deleted one's inode number.
+  const identity = `${stat.dev}:${stat.ino}:${stat.birthtimeMs}`;
   if (stat.size === 0) return { exists: true, headerUserVersion: 0, headerWal: false, identity };
   const header = Buffer.alloc(HEADER_BYTES);
   const fd = openSync(path, "r");
