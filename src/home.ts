@@ -42,7 +42,6 @@ import {
   DEFAULT_RETENTION,
   pruneInputs,
   pruneReceipts,
-  type RetentionOptions,
   type RetentionPolicy,
 } from "./stores/retention.js";
 
