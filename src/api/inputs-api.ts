@@ -1,4 +1,4 @@
-import type { StateHome } from "../home.js";
+import type { AgentSource } from "../stores/agent/agent-state.js";
 import { inputStoreOf } from "../stores/agent/agent-stores.js";
 import type {
   AcceptResult,
@@ -17,7 +17,7 @@ import type {
  * the agent's database. Reads never create an agent; accepting a message creates and registers it.
  */
 export class InputsApi {
-  constructor(private readonly home: StateHome) {}
+  constructor(private readonly home: AgentSource) {}
 
   private read(agentId: string): InputStore {
     return inputStoreOf(this.home.agent(agentId, { create: false }));

@@ -49,9 +49,12 @@ function cell(value: unknown): string {
   return value instanceof Uint8Array ? Buffer.from(value).toString("hex") : JSON.stringify(value);
 }
 
-/** What `gc` itself refreshes on purpose: each agent's recorded size and last-seen time. */
+/**
+ * What `gc` itself refreshes on purpose: each agent's recorded size and last-seen time, and the
+ * result and time of the quick_check it runs on each agent.
+ */
 const REFRESHED_BY_GC: Record<string, readonly string[]> = {
-  agent_databases: ["size_bytes", "last_seen_at"],
+  agent_databases: ["size_bytes", "last_seen_at", "quick_check", "quick_checked_at"],
 };
 
 /**
