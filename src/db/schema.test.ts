@@ -15,6 +15,7 @@ import {
   SESSION_COLUMNS,
   SNAPSHOT_COLUMNS,
 } from "../stores/agent/transcript-rows.js";
+import { USAGE_DAILY_COLUMNS } from "../stores/agent/usage-query.js";
 import { VFS_CHUNK_COLUMNS, VFS_ENTRY_COLUMNS } from "../stores/agent/vfs-table.js";
 import { BACKUP_RUN_COLUMNS } from "../stores/global/backup-run-store.js";
 import { COMMITMENT_COLUMNS } from "../stores/global/commitment-store.js";
@@ -96,6 +97,7 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     context_snapshots: CONTEXT_SNAPSHOT_COLUMNS,
     session_state: SESSION_STATE_COLUMNS,
     inputs: INPUT_COLUMNS,
+    usage_daily: USAGE_DAILY_COLUMNS,
   },
 };
 

@@ -14,6 +14,7 @@ import { TopicStore } from "./topic-store.js";
 import { TranscriptBranches } from "./transcript-branches.js";
 import { TranscriptSearch } from "./transcript-search.js";
 import { TranscriptStore } from "./transcript-store.js";
+import { UsageQuery } from "./usage-query.js";
 import { VfsStore } from "./vfs-store.js";
 
 /** The stores over one agent database, each with its statements prepared once. */
@@ -27,6 +28,8 @@ export interface AgentStores {
   readonly branches: TranscriptBranches;
   readonly snapshots: SnapshotStore;
   readonly search: TranscriptSearch;
+  /** Token usage, cost and events per UTC day, provider and model, from the daily rollups. */
+  readonly usage: UsageQuery;
   /** The SQLite scratch filesystems, one per namespace (`vfs.namespace("scratch")`). */
   readonly vfs: VfsStore;
   readonly toolArtifacts: ToolArtifactStore;
@@ -88,6 +91,7 @@ export function defineAgentStores<Base extends object>(
     branches,
     snapshots,
     search: once(() => new TranscriptSearch(db, agentId, transcripts().index)),
+    usage: once(() => new UsageQuery(db)),
     vfs: once(() => new VfsStore(db)),
     toolArtifacts: once(() => new ToolArtifactStore(db)),
     runArtifacts: once(() => new RunArtifactStore(db)),

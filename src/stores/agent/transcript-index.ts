@@ -3,6 +3,7 @@ import type { SqlStatement } from "../../db/driver.js";
 import { ftsDocument } from "../../transcript/cjk-terms.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { searchableText } from "../../transcript/search-text.js";
+import { UsageRollup } from "./usage-rollup.js";
 
 /** Writers index in bulk once this many events wait; fewer wait for a search or an idle moment. */
 export const INDEX_PENDING_LIMIT = 64;
@@ -24,7 +25,8 @@ export function indexedText(event: TranscriptEvent): string {
 /**
  * The full-text index of transcript events, written behind a watermark
  * (`search_index_state.indexed_through`: every event with an id up to it is indexed) instead of
- * inside each append. See agent/0007_transcript_layout_v2.sql for the contract.
+ * inside each append. See agent/0007_transcript_layout_v2.sql for the contract. The daily usage
+ * rollups (agent/0011_usage_rollups.sql) ride on the same bulk step, behind their own watermark.
  */
 export class TranscriptIndex {
   private readonly selectMark: SqlStatement<{ indexed_through: number }>;
@@ -48,8 +50,10 @@ export class TranscriptIndex {
   private readonly updateMark: SqlStatement;
   private idleTimer: NodeJS.Timeout | undefined;
   private lastAppendAt = 0;
+  private readonly rollup: UsageRollup;
 
   constructor(private readonly db: Database) {
+    this.rollup = new UsageRollup(db);
     this.selectMark = db.prepare(
       "SELECT indexed_through FROM search_index_state WHERE name = 'transcript'",
     );
@@ -75,10 +79,14 @@ export class TranscriptIndex {
     return this.seenMark;
   }
 
-  /** How many event ids lie above the mark (an upper bound on the events not indexed yet). */
+  /**
+   * How many event ids lie above the mark (an upper bound on the events not indexed yet), or
+   * above the usage rollups' mark when that one is further behind (a database just upgraded).
+   */
   backlog(): number {
     const row = this.selectBacklog.get();
-    return row === undefined ? 0 : Math.max(0, row.top - row.mark);
+    const search = row === undefined ? 0 : Math.max(0, row.top - row.mark);
+    return Math.max(search, this.rollup.backlog());
   }
 
   /**
@@ -111,7 +119,8 @@ export class TranscriptIndex {
 
   /**
    * Indexes every event above the mark, inside the caller's transaction (or one of its own),
-   * and moves the mark. Returns how many events were read.
+   * and moves the mark; counts the events above the usage rollups' mark the same way. Returns how
+   * many events were read (by the index or the rollups, whichever had more to do).
    */
   indexPending(limit = Number.MAX_SAFE_INTEGER): number {
     return this.db.tx(() => {
@@ -132,7 +141,7 @@ export class TranscriptIndex {
       this.updateMark.run(mark);
       this.seenMark = mark;
       this.fresh.clear();
-      return read;
+      return Math.max(read, this.rollup.rollUp(limit));
     });
   }
 
