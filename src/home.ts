@@ -13,6 +13,7 @@ import { InputsApi } from "./api/inputs-api.js";
 import { MemoryApi } from "./api/memory-api.js";
 import { SessionsApi } from "./api/sessions-api.js";
 import { TranscriptsApi } from "./api/transcripts-api.js";
+import { UsageApi } from "./api/usage-api.js";
 import { resolveCheckpoints } from "./db/checkpoints.js";
 import { type Database, openDatabase } from "./db/database.js";
 import type { SqlStatement } from "./db/driver.js";
@@ -74,6 +75,8 @@ export class StateHome extends GlobalStores implements AgentSource {
   readonly memory: MemoryApi;
   /** Inbound messages held from acceptance until a turn completes them, by `(agentId, …)`. */
   readonly inputs = new InputsApi(this);
+  /** Token usage, recorded cost and events per day, model or agent, from daily rollups. */
+  readonly usage = new UsageApi(this);
   private readonly pool: AgentPool<AgentState>;
   private readonly selectRegistered: SqlStatement<AgentRegistryRow>;
   private readonly selectRegistration: SqlStatement<{

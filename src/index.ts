@@ -8,6 +8,15 @@ export type { MemoryApi, RecallOptions } from "./api/memory-api.js";
 export type { SessionsApi } from "./api/sessions-api.js";
 export type { HomeSearchOptions, TranscriptScope, TranscriptsApi } from "./api/transcripts-api.js";
 export type {
+  AgentDayEvents,
+  UsageApi,
+  UsageGroup,
+  UsageGrouping,
+  UsageQueryOptions,
+  UsageReport,
+  UsageTotals,
+} from "./api/usage-api.js";
+export type {
   BackupProgress,
   BackupReport,
   CreateBackupOptions,
@@ -185,6 +194,7 @@ export {
   type StoredEvent,
   type TranscriptStore,
 } from "./stores/agent/transcript-store.js";
+export type { DailyUsage, UsageQuery, UsageRange } from "./stores/agent/usage-query.js";
 export type { VfsStat } from "./stores/agent/vfs-resolver.js";
 export type { VfsStore, VirtualAgentFs } from "./stores/agent/vfs-store.js";
 export type { CommitmentStore } from "./stores/global/commitment-store.js";

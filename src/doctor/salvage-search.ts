@@ -4,12 +4,15 @@ import { TranscriptIndex } from "../stores/agent/transcript-index.js";
 
 /**
  * A salvage does not copy the full-text indexes (their pages may be the damaged ones): it indexes
- * the salvaged rows again, as the stores do.
+ * the salvaged rows again, as the stores do. The usage rollups are counted again too: the copied
+ * ones counted events that may not have been recovered.
  */
 export function rebuildSearchIndexes(db: Database): void {
   // The watermark copied from the damaged file says nothing about the new, empty index.
   db.prepare("DELETE FROM transcript_fts").run();
   db.prepare("UPDATE search_index_state SET indexed_through = 0 WHERE name = 'transcript'").run();
+  db.prepare("DELETE FROM usage_daily").run();
+  db.prepare("UPDATE usage_rollup_state SET rolled_through = 0 WHERE name = 'daily'").run();
   new TranscriptIndex(db).indexPending();
   db.prepare("DELETE FROM facts_fts").run();
   const insertFact = db.prepare("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)");

@@ -142,6 +142,9 @@ describe("a damaged agent database", () => {
       // The rebuilt index cuts CJK text as the store does when it appends.
       const cjk = state.transcripts.search("阳台", { agentId: "main", sessionId, limit: 500 });
       expect(cjk.length).toBe(hits.length);
+      // The usage rollups count the salvaged events, not those the damaged file counted.
+      const rolled = agent.usage.byDay().reduce((sum, day) => sum + day.events, 0);
+      expect(rolled).toBe(salvaged.size);
       state.close();
       const kept = readdirSync(dirname(dbPath)).filter((f) => f.includes(".damaged-"));
       expect(kept.length).toBeGreaterThanOrEqual(1);
