@@ -15,6 +15,7 @@ import { searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { statusRoutes } from "./routes/status.js";
 import { transcriptRoutes } from "./routes/transcripts.js";
+import { usageRoutes } from "./routes/usage.js";
 import { LiveStreams } from "./sse.js";
 import { staticRoutes, WEB_DIR } from "./static.js";
 
@@ -96,6 +97,7 @@ export function createApp(options: AppOptions): ServerApp {
     .route("/", memoryRoutes(deps))
     .route("/", historyRoutes(deps))
     .route("/", overviewRoutes(deps))
+    .route("/", usageRoutes(deps))
     .route("/", statusRoutes(deps, { write }));
   const app = new Hono()
     .use("*", async (c, next) => {
