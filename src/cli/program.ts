@@ -14,6 +14,7 @@ import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerStatus } from "./commands/status.js";
 import { registerTranscript } from "./commands/transcript.js";
+import { registerUsage } from "./commands/usage.js";
 import { registerVfs } from "./commands/vfs.js";
 import { addExamples } from "./common.js";
 import { packageRoot } from "./package-root.js";
@@ -52,6 +53,7 @@ export function buildProgram({ json = false }: { json?: boolean } = {}): Command
   registerVfs(program);
   registerMemory(program);
   registerInputs(program);
+  registerUsage(program);
   registerDeliveries(program);
   registerServe(program);
   return program;

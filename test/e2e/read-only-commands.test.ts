@@ -86,6 +86,8 @@ describe("commands that only read, beside a writer holding the write lock", () =
       ["inputs", "--state", "interrupted", ...agent],
       ["deliveries", "--session-key", KEY],
       ["deliveries", "--state", "unknown"],
+      ["usage"],
+      ["usage", "--by", "model", ...agent],
     ];
     for (const command of commands) {
       const started = Date.now();
