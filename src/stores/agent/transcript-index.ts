@@ -94,9 +94,10 @@ export class TranscriptIndex {
    * transaction once it reaches INDEX_PENDING_LIMIT, else leaves it for later. No query: the
    * events are kept (at most the limit of them) and the mark is this connection's last view.
    */
-  noteAppended(id: number, event: TranscriptEvent): void {
+  noteAppended(id: number, event: TranscriptEvent, createdAt: number): void {
     this.dropIfRolledBack();
     this.fresh.set(id, indexedText(event));
+    this.rollup.note(id, event, createdAt);
   }
 
   /** The indexed text of an event this connection appended and has not indexed yet. */

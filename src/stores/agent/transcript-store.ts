@@ -515,7 +515,7 @@ export class TranscriptStore {
     batch.lastId = Number(
       generated ? this.insertGenerated(tail.sessionNo, original, attempt) : attempt(),
     );
-    this.index.noteAppended(batch.lastId, original);
+    this.index.noteAppended(batch.lastId, original, createdAt);
     for (const blob of encoded.blobs) {
       this.insertBlob.run(blob.sha256, blob.mimeType, blob.data.length, blob.data, now);
       this.insertBlobRef.run(tail.sessionNo, seq, blob.sha256);

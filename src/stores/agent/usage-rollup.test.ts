@@ -14,11 +14,12 @@ interface Appended {
   time: number;
 }
 
+/** `other`: done by a second writer's connection, which keeps its own unfolded events. */
 type Op =
-  | { kind: "append"; session: number; event: Appended }
+  | { kind: "append"; session: number; event: Appended; other: boolean }
   | { kind: "appendMany"; session: number; events: Appended[] }
   | { kind: "rolledBack"; session: number; events: Appended[] }
-  | { kind: "delete"; session: number }
+  | { kind: "delete"; session: number; other: boolean }
   | { kind: "flush" };
 
 const tokenValue = fc.oneof(
@@ -76,7 +77,12 @@ const session = fc.nat(SESSIONS.length - 1);
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
     weight: 4,
-    arbitrary: fc.record({ kind: fc.constant("append" as const), session, event: appended }),
+    arbitrary: fc.record({
+      kind: fc.constant("append" as const),
+      session,
+      event: appended,
+      other: fc.boolean(),
+    }),
   },
   {
     weight: 3,
@@ -94,15 +100,18 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       events: fc.array(appended, { minLength: 1, maxLength: 90 }),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), session }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("delete" as const), session, other: fc.boolean() }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: "flush" as const }) },
 );
 
 const OPTIONS = { ensureHeader: false } as const;
 
 /** Applies `step` to the store and to the model (events by session). */
-function apply(home: StateHome, model: Map<string, Appended[]>, step: Op): void {
-  const agent = home.agent("main");
+function apply(homes: [StateHome, StateHome], model: Map<string, Appended[]>, step: Op): void {
+  const agent = homes["other" in step && step.other ? 1 : 0].agent("main");
   if (step.kind === "flush") {
     agent.transcripts.index.indexPending();
     return;
@@ -147,11 +156,12 @@ describe("daily usage rollups", () => {
         const path = tempDir();
         const home = openStateHome({ home: path });
         home.agent("main");
+        const other = openStateHome({ home: path });
         const reader = openStateHome({ home: path, readonly: true });
         const model = new Map<string, Appended[]>();
         try {
           for (const step of ops) {
-            apply(home, model, step);
+            apply([home, other], model, step);
             const want = expected(model);
             expect(sumByDay(home.agent("main").usage.byDay())).toEqual(want);
             expect(sumByDay(reader.agent("main").usage.byDay())).toEqual(want);
@@ -169,11 +179,40 @@ describe("daily usage rollups", () => {
           expect(sumByDay(agent.usage.byDay())).toEqual(expected(model));
         } finally {
           reader.close();
+          other.close();
           home.close();
         }
       }),
       { numRuns: 40 },
     );
+  });
+
+  it("counts another writer's events that took the ids of this writer's deleted, unfolded ones", () => {
+    const path = tempDir();
+    const [a, b] = [openStateHome({ home: path }), openStateHome({ home: path })];
+    const event = (model: string, input: number): Appended => {
+      const time = Date.UTC(2026, 2, 1);
+      const message = { role: "assistant", model, usage: { input } };
+      return { event: { type: "message", timestamp: new Date(time).toISOString(), message }, time };
+    };
+    const mine = [event("mine", 1), event("mine", 2)];
+    const theirs = [event("theirs", 30), event("theirs", 40)];
+    a.agent("main").transcripts.appendMany(
+      "s1",
+      mine.map((e) => e.event),
+      OPTIONS,
+    );
+    b.agent("main").lifecycle.delete("s1");
+    b.agent("main").transcripts.appendMany(
+      "s2",
+      theirs.map((e) => e.event),
+      OPTIONS,
+    );
+    a.agent("main").transcripts.index.indexPending();
+    const want = sumByDay(theirs.map((e) => contributionOf(e.event, e.time)));
+    expect(sumByDay(a.agent("main").usage.byDay())).toEqual(want);
+    a.close();
+    b.close();
   });
 
   it("reads only the days asked for, in UTC", () => {

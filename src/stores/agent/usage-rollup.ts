@@ -1,5 +1,7 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
+import type { TranscriptEvent } from "../../transcript/event.js";
+import { type UsageFacts, usageFactsOf } from "../../transcript/usage-facts.js";
 
 /** The usage columns summed per day, provider and model (see agent/0011_usage_rollups.sql). */
 export const USAGE_SUMS = [
@@ -12,26 +14,48 @@ export const USAGE_SUMS = [
   "priced_messages",
 ] as const;
 
+const ADD = `ON CONFLICT (day_start_at, provider, model) DO UPDATE SET events = events + excluded.events,
+    ${USAGE_SUMS.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}`;
+
 const FOLD = `INSERT INTO usage_daily (day_start_at, provider, model, events, ${USAGE_SUMS.join(", ")})
   SELECT day_start_at, provider, model, count(*), ${USAGE_SUMS.map((c) => `sum(${c})`).join(", ")}
   FROM usage_event_facts WHERE id > ? AND id <= ?
-  GROUP BY day_start_at, provider, model
-  ON CONFLICT (day_start_at, provider, model) DO UPDATE SET events = events + excluded.events,
-    ${USAGE_SUMS.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}`;
+  GROUP BY day_start_at, provider, model ${ADD}`;
+
+const ADD_ROW = `INSERT INTO usage_daily (day_start_at, provider, model, events, ${USAGE_SUMS.join(", ")})
+  VALUES (${Array(4 + USAGE_SUMS.length)
+    .fill("?")
+    .join(", ")}) ${ADD}`;
+
+/** One day's row being summed in memory: the facts plus the count of events. */
+type RowSum = UsageFacts & { events: number };
 
 /**
  * The daily usage rollups, written behind a watermark (`usage_rollup_state.rolled_through`: every
  * event with an id up to it is counted, none above it). Folded in bulk by the transcript index's
  * bulk step, in its transaction; deletes are taken back out by the table's triggers.
+ *
+ * The events this connection appended are summed from memory (`note`); the view, which parses each
+ * event's JSON (about 45 µs an assistant message), only sums the rest: other connections' events,
+ * an upgraded database's history.
  */
 export class UsageRollup {
   private readonly selectMark: SqlStatement<{ rolled_through: number }>;
   private readonly selectBacklog: SqlStatement<{ top: number; mark: number }>;
-  private readonly selectNext: SqlStatement<{ n: number; last: number | null }>;
+  private readonly selectNext: SqlStatement<{ id: number }>;
   private readonly fold: SqlStatement;
+  private readonly addRow: SqlStatement;
   private readonly updateMark: SqlStatement;
+  private readonly selectDataVersion: SqlStatement<{ data_version: number }>;
+  /** The facts of events this connection appended and has not folded yet, by id. */
+  private readonly held = new Map<number, UsageFacts>();
+  /** `db.rollbacks` when `held` was started: a rollback since may have undone its rows. */
+  private heldSince = 0;
+  /** `data_version` when `held` was started: another connection's commit since may have deleted
+   * held rows, and its new rows taken their ids. */
+  private heldVersion = 0;
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     this.selectMark = db.prepare(
       "SELECT rolled_through FROM usage_rollup_state WHERE name = 'daily'",
     );
@@ -40,13 +64,14 @@ export class UsageRollup {
        FROM usage_rollup_state WHERE name = 'daily'`,
     );
     this.selectNext = db.prepare(
-      `SELECT count(*) AS n, max(id) AS last
-       FROM (SELECT id FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?)`,
+      "SELECT id FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
     );
     this.fold = db.prepare(FOLD);
+    this.addRow = db.prepare(ADD_ROW);
     this.updateMark = db.prepare(
       "UPDATE usage_rollup_state SET rolled_through = ? WHERE name = 'daily'",
     );
+    this.selectDataVersion = db.prepare("PRAGMA data_version");
   }
 
   /** The id up to which every event is counted in the rollups. */
@@ -60,17 +85,76 @@ export class UsageRollup {
     return row === undefined ? 0 : Math.max(0, row.top - row.mark);
   }
 
+  /** Called by an append transaction with each event it wrote. */
+  note(id: number, event: TranscriptEvent, createdAt: number): void {
+    this.dropIfStale();
+    if (this.held.size === 0) this.heldVersion = this.dataVersion();
+    this.held.set(id, usageFactsOf(event, createdAt));
+  }
+
   /**
    * Counts the next `limit` events above the mark and moves it past them, in the caller's
-   * transaction. One statement per call, whatever the number of events: the rows of a day and
-   * model are written once. Returns how many events were counted.
+   * transaction: from memory when this connection appended them all, else through the view.
+   * Each day's row is written once per call. Returns how many events were counted.
    */
   rollUp(limit: number): number {
     const mark = this.mark();
-    const next = this.selectNext.get(mark, limit);
-    if (next === undefined || next.last === null) return 0;
-    this.fold.run(mark, next.last);
-    this.updateMark.run(next.last);
-    return next.n;
+    const ids = this.selectNext.all(mark, limit);
+    const last = ids.at(-1)?.id;
+    if (last === undefined) return 0;
+    this.dropIfStale();
+    if (this.heldVersion !== this.dataVersion()) this.held.clear();
+    const facts = ids.map(({ id }) => this.held.get(id));
+    if (facts.every((f) => f !== undefined)) this.addAll(facts as UsageFacts[]);
+    else this.fold.run(mark, last);
+    // Held ids at or below the last folded are done, or their rows were deleted before the fold.
+    for (const id of this.held.keys()) if (id <= last) this.held.delete(id);
+    this.updateMark.run(last);
+    return ids.length;
+  }
+
+  private addAll(facts: readonly UsageFacts[]): void {
+    const rows = new Map<string, RowSum>();
+    for (const f of facts) {
+      const key = `${f.dayStartAt}\u0000${f.provider}\u0000${f.model}`;
+      const row = rows.get(key);
+      if (row === undefined) {
+        rows.set(key, { ...f, events: 1 });
+        continue;
+      }
+      row.events += 1;
+      row.messages += f.messages;
+      row.inputTokens += f.inputTokens;
+      row.outputTokens += f.outputTokens;
+      row.cacheReadTokens += f.cacheReadTokens;
+      row.cacheWriteTokens += f.cacheWriteTokens;
+      row.cost += f.cost;
+      row.pricedMessages += f.pricedMessages;
+    }
+    for (const r of rows.values()) {
+      this.addRow.run(
+        r.dayStartAt,
+        r.provider,
+        r.model,
+        r.events,
+        r.messages,
+        r.inputTokens,
+        r.outputTokens,
+        r.cacheReadTokens,
+        r.cacheWriteTokens,
+        r.cost,
+        r.pricedMessages,
+      );
+    }
+  }
+
+  private dataVersion(): number {
+    return this.selectDataVersion.get()?.data_version ?? 0;
+  }
+
+  private dropIfStale(): void {
+    if (this.db.rollbacks === this.heldSince) return;
+    this.held.clear();
+    this.heldSince = this.db.rollbacks;
   }
 }

@@ -1,0 +1,69 @@
+import { isRecord } from "./record.js";
+
+const DAY_MS = 86_400_000;
+const MAX_COUNTED = 1_000_000_000;
+
+/**
+ * What one event adds to its day's usage rollup. The same rules as the `usage_event_facts` view
+ * of agent/0011_usage_rollups.sql, applied to an event in memory so that an append's rollup costs
+ * no JSON parsing; the rollup tests hold the two to the same independent sums.
+ */
+export interface UsageFacts {
+  dayStartAt: number;
+  provider: string;
+  model: string;
+  messages: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  cost: number;
+  pricedMessages: number;
+}
+
+function tokens(value: unknown): number {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_COUNTED
+    ? (value as number)
+    : 0;
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+/** The facts of an event written at `createdAt` (Unix ms; its UTC day, floored). */
+export function usageFactsOf(
+  event: { type: string; message?: unknown },
+  createdAt: number,
+): UsageFacts {
+  const dayStartAt = createdAt - (((createdAt % DAY_MS) + DAY_MS) % DAY_MS);
+  const message = event.message;
+  if (event.type !== "message" || !isRecord(message) || message.role !== "assistant") {
+    return { dayStartAt, provider: "", model: "", ...NOTHING };
+  }
+  const usage = isRecord(message.usage) ? message.usage : {};
+  const total = isRecord(usage.cost) ? usage.cost.total : undefined;
+  const priced = typeof total === "number" && total >= 0 && total <= MAX_COUNTED;
+  return {
+    dayStartAt,
+    provider: text(message.provider),
+    model: text(message.model),
+    messages: 1,
+    inputTokens: tokens(usage.input),
+    outputTokens: tokens(usage.output),
+    cacheReadTokens: tokens(usage.cacheRead),
+    cacheWriteTokens: tokens(usage.cacheWrite),
+    cost: priced ? total : 0,
+    pricedMessages: priced ? 1 : 0,
+  };
+}
+
+const NOTHING = {
+  messages: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  cost: 0,
+  pricedMessages: 0,
+} as const;
