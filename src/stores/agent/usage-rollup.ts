@@ -30,6 +30,19 @@ const ADD_ROW = `INSERT INTO usage_daily (day_start_at, provider, model, events,
 /** One day's row being summed in memory: the facts plus the count of events. */
 type RowSum = UsageFacts & { events: number };
 
+/** The facts of an appended event, with what tells its row from another that took its id. */
+interface Held {
+  eventId: string;
+  createdAt: number;
+  facts: UsageFacts;
+}
+
+interface NextRow {
+  id: number;
+  event_id: string;
+  created_at: number;
+}
+
 /**
  * The daily usage rollups, written behind a watermark (`usage_rollup_state.rolled_through`: every
  * event with an id up to it is counted, none above it). Folded in bulk by the transcript index's
@@ -37,23 +50,21 @@ type RowSum = UsageFacts & { events: number };
  *
  * The events this connection appended are summed from memory (`note`); the view, which parses each
  * event's JSON (about 45 µs an assistant message), only sums the rest: other connections' events,
- * an upgraded database's history.
+ * an upgraded database's history. A held event counts only while its row is still the one it
+ * wrote (same event id and time): a row deleted and its id taken by another writer's event is read
+ * through the view.
  */
 export class UsageRollup {
   private readonly selectMark: SqlStatement<{ rolled_through: number }>;
   private readonly selectBacklog: SqlStatement<{ top: number; mark: number }>;
-  private readonly selectNext: SqlStatement<{ id: number }>;
+  private readonly selectNext: SqlStatement<NextRow>;
   private readonly fold: SqlStatement;
   private readonly addRow: SqlStatement;
   private readonly updateMark: SqlStatement;
-  private readonly selectDataVersion: SqlStatement<{ data_version: number }>;
-  /** The facts of events this connection appended and has not folded yet, by id. */
-  private readonly held = new Map<number, UsageFacts>();
+  /** The events this connection appended and has not folded yet, by id. */
+  private readonly held = new Map<number, Held>();
   /** `db.rollbacks` when `held` was started: a rollback since may have undone its rows. */
   private heldSince = 0;
-  /** `data_version` when `held` was started: another connection's commit since may have deleted
-   * held rows, and its new rows taken their ids. */
-  private heldVersion = 0;
 
   constructor(private readonly db: Database) {
     this.selectMark = db.prepare(
@@ -63,15 +74,15 @@ export class UsageRollup {
       `SELECT (SELECT coalesce(max(id), 0) FROM transcript_events) AS top, rolled_through AS mark
        FROM usage_rollup_state WHERE name = 'daily'`,
     );
+    // Key columns only: they come before event_json, so no overflow page is read.
     this.selectNext = db.prepare(
-      "SELECT id FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
+      "SELECT id, event_id, created_at FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
     );
     this.fold = db.prepare(FOLD);
     this.addRow = db.prepare(ADD_ROW);
     this.updateMark = db.prepare(
       "UPDATE usage_rollup_state SET rolled_through = ? WHERE name = 'daily'",
     );
-    this.selectDataVersion = db.prepare("PRAGMA data_version");
   }
 
   /** The id up to which every event is counted in the rollups. */
@@ -88,8 +99,7 @@ export class UsageRollup {
   /** Called by an append transaction with each event it wrote. */
   note(id: number, event: TranscriptEvent, createdAt: number): void {
     this.dropIfStale();
-    if (this.held.size === 0) this.heldVersion = this.dataVersion();
-    this.held.set(id, usageFactsOf(event, createdAt));
+    this.held.set(id, { eventId: event.id, createdAt, facts: usageFactsOf(event, createdAt) });
   }
 
   /**
@@ -99,18 +109,24 @@ export class UsageRollup {
    */
   rollUp(limit: number): number {
     const mark = this.mark();
-    const ids = this.selectNext.all(mark, limit);
-    const last = ids.at(-1)?.id;
+    const rows = this.selectNext.all(mark, limit);
+    const last = rows.at(-1)?.id;
     if (last === undefined) return 0;
     this.dropIfStale();
-    if (this.heldVersion !== this.dataVersion()) this.held.clear();
-    const facts = ids.map(({ id }) => this.held.get(id));
+    const facts = rows.map((row) => this.heldFactsOf(row));
     if (facts.every((f) => f !== undefined)) this.addAll(facts as UsageFacts[]);
     else this.fold.run(mark, last);
     // Held ids at or below the last folded are done, or their rows were deleted before the fold.
     for (const id of this.held.keys()) if (id <= last) this.held.delete(id);
     this.updateMark.run(last);
-    return ids.length;
+    return rows.length;
+  }
+
+  private heldFactsOf(row: NextRow): UsageFacts | undefined {
+    const held = this.held.get(row.id);
+    return held?.eventId === row.event_id && held.createdAt === row.created_at
+      ? held.facts
+      : undefined;
   }
 
   private addAll(facts: readonly UsageFacts[]): void {
@@ -146,10 +162,6 @@ export class UsageRollup {
         r.pricedMessages,
       );
     }
-  }
-
-  private dataVersion(): number {
-    return this.selectDataVersion.get()?.data_version ?? 0;
   }
 
   private dropIfStale(): void {
