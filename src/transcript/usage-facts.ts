@@ -5,7 +5,7 @@ const MAX_COUNTED = 1_000_000_000;
 
 /**
  * What one event adds to its day's usage rollup. The same rules as the `usage_event_facts` view
- * of agent/0011_usage_rollups.sql, applied to an event in memory so that an append's rollup costs
+ * of agent/0012_usage_rollups.sql, applied to an event in memory so that an append's rollup costs
  * no JSON parsing; the rollup tests hold the two to the same independent sums.
  */
 export interface UsageFacts {

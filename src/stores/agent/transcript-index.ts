@@ -26,7 +26,7 @@ export function indexedText(event: TranscriptEvent): string {
  * The full-text index of transcript events, written behind a watermark
  * (`search_index_state.indexed_through`: every event with an id up to it is indexed) instead of
  * inside each append. See agent/0007_transcript_layout_v2.sql for the contract. The daily usage
- * rollups (agent/0011_usage_rollups.sql) ride on the same bulk step, behind their own watermark.
+ * rollups (agent/0012_usage_rollups.sql) ride on the same bulk step, behind their own watermark.
  */
 export class TranscriptIndex {
   private readonly selectMark: SqlStatement<{ indexed_through: number }>;

@@ -3,7 +3,7 @@ import type { SqlStatement } from "../../db/driver.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { type UsageFacts, usageFactsOf } from "../../transcript/usage-facts.js";
 
-/** The usage columns summed per day, provider and model (see agent/0011_usage_rollups.sql). */
+/** The usage columns summed per day, provider and model (see agent/0012_usage_rollups.sql). */
 export const USAGE_SUMS = [
   "messages",
   "input_tokens",
