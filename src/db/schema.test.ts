@@ -11,6 +11,7 @@ import { SESSION_STATE_COLUMNS } from "../stores/agent/memory-state-store.js";
 import { SESSION_ENTRY_COLUMNS } from "../stores/agent/session-store.js";
 import { TOPIC_COLUMNS, TOPIC_MEMBERSHIP_COLUMNS } from "../stores/agent/topic-rows.js";
 import {
+  COLD_SESSION_COLUMNS,
   EVENT_COLUMNS,
   SESSION_COLUMNS,
   SNAPSHOT_COLUMNS,
@@ -98,6 +99,7 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     session_state: SESSION_STATE_COLUMNS,
     inputs: INPUT_COLUMNS,
     usage_daily: USAGE_DAILY_COLUMNS,
+    cold_sessions: COLD_SESSION_COLUMNS,
   },
 };
 

@@ -3,6 +3,7 @@ import { KvStore } from "../kv-store.js";
 import { AgentMemory } from "./agent-memory.js";
 import { RunArtifactStore, ToolArtifactStore } from "./artifact-store.js";
 import { CacheStore } from "./cache-store.js";
+import type { ColdStore } from "./cold-store.js";
 import { ContextSnapshotStore } from "./context-snapshot-store.js";
 import { FactStore } from "./fact-store.js";
 import { InputStore } from "./input-store.js";
@@ -34,6 +35,8 @@ export interface AgentStores {
   readonly vfs: VfsStore;
   readonly toolArtifacts: ToolArtifactStore;
   readonly runArtifacts: RunArtifactStore;
+  /** Cold storage of idle sessions: move, restore, sweep (reads stay on `transcripts`). */
+  readonly cold: ColdStore;
   /** A TTL cache for derived values (embeddings, fetched pages, …). */
   readonly cache: CacheStore;
   /** Topics, facts, session state and context snapshots; `recover` and `recall`. */
@@ -90,8 +93,9 @@ export function defineAgentStores<Base extends object>(
     transcripts,
     branches,
     snapshots,
-    search: once(() => new TranscriptSearch(db, agentId, transcripts().index)),
+    search: once(() => new TranscriptSearch(db, agentId, transcripts().index, transcripts().cold)),
     usage: once(() => new UsageQuery(db)),
+    cold: () => transcripts().cold,
     vfs: once(() => new VfsStore(db)),
     toolArtifacts: once(() => new ToolArtifactStore(db)),
     runArtifacts: once(() => new RunArtifactStore(db)),

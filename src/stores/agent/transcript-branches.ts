@@ -4,7 +4,7 @@ import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
 import { checkSessionId } from "../../ids.js";
 import { buildContext, type ContextEntry } from "../../transcript/context.js";
-import type { TranscriptEvent } from "../../transcript/event.js";
+import { parentIdOf, type TranscriptEvent } from "../../transcript/event.js";
 import { TranscriptTree } from "../../transcript/tree.js";
 import {
   SESSION_WITH_TAIL,
@@ -79,12 +79,19 @@ export class TranscriptBranches {
 
   /** The event tree of a session (header excluded). */
   tree(sessionId: string): TranscriptTree {
+    const rows = this.selectTree.all(checkSessionId(sessionId));
+    if (rows.length === 0) {
+      // A cold session's tree comes from its archive (through the cold-aware event reads).
+      return TranscriptTree.from(
+        [...this.transcripts.events(sessionId)].map(({ event }) => ({
+          id: event.id,
+          type: event.type,
+          parentId: parentIdOf(event),
+        })),
+      );
+    }
     return TranscriptTree.from(
-      this.selectTree.all(checkSessionId(sessionId)).map((row) => ({
-        id: row.event_id,
-        type: row.event_type,
-        parentId: row.parent_id,
-      })),
+      rows.map((row) => ({ id: row.event_id, type: row.event_type, parentId: row.parent_id })),
     );
   }
 
@@ -99,6 +106,8 @@ export class TranscriptBranches {
    * abandoned branch did, and that event becomes the leaf.
    */
   branch(sessionId: string, eventId: string, options: { summary?: string } = {}): string {
+    // The leaf override is kept against the hot rows: a cold session comes back first.
+    this.transcripts.cold.restore(checkSessionId(sessionId));
     return this.db.tx(() => {
       const from = this.session(sessionId).leafEventId;
       this.requireEvent(sessionId, eventId);
@@ -118,6 +127,7 @@ export class TranscriptBranches {
 
   /** Attaches a label to an event, as a `label` event on the current branch. */
   label(sessionId: string, targetId: string, label: string | null): AppendResult {
+    this.transcripts.cold.restore(checkSessionId(sessionId));
     return this.db.tx(() => {
       this.requireEvent(sessionId, targetId);
       return this.transcripts.append(sessionId, { type: "label", targetId, label });

@@ -170,6 +170,16 @@ export class TranscriptIndex {
   }
 
   /**
+   * Moves the mark to `id` for rows the caller indexed itself (a restore of a cold session gives
+   * its index rows back). Only right inside the transaction of an `indexPending()` that left no
+   * event above the mark but those.
+   */
+  coverThrough(id: number): void {
+    this.updateMark.run(id);
+    this.seenMark = id;
+  }
+
+  /**
    * Works off a long backlog (an upgraded database, an index dropped by hand) in transactions of
    * a bounded size, so no writer waits long for the lock.
    */

@@ -26,14 +26,17 @@ export interface SessionTailRow extends SessionRow {
 /**
  * Sessions with their tail, read from their last event rather than stored on the row (appends do
  * not rewrite it): the last seq, the leaf (the last event, unless `branch()` moved it since), and
- * the time of the last activity. Append a WHERE clause on `s`.
+ * the time of the last activity. A cold session has no event rows: its cold row stands in for the
+ * last one. Append a WHERE clause on `s`.
  */
-export const SESSION_WITH_TAIL = `SELECT s.*, coalesce(t.seq, 0) AS last_seq,
-    CASE WHEN s.leaf_override_seq = coalesce(t.seq, 0) THEN s.leaf_override_id
-         WHEN t.event_type = 'session' THEN NULL ELSE t.event_id END AS leaf_event_id,
-    max(s.updated_at, coalesce(t.created_at, 0)) AS active_at
+export const SESSION_WITH_TAIL = `SELECT s.*, coalesce(t.seq, c.last_seq, 0) AS last_seq,
+    CASE WHEN s.leaf_override_seq = coalesce(t.seq, c.last_seq, 0) THEN s.leaf_override_id
+         WHEN coalesce(t.event_type, c.last_event_type) = 'session' THEN NULL
+         ELSE coalesce(t.event_id, c.last_event_id) END AS leaf_event_id,
+    max(s.updated_at, coalesce(t.created_at, c.last_created_at, 0)) AS active_at
   FROM sessions s LEFT JOIN transcript_events t ON t.session_no = s.session_no
-    AND t.seq = (SELECT max(seq) FROM transcript_events WHERE session_no = s.session_no)`;
+    AND t.seq = (SELECT max(seq) FROM transcript_events WHERE session_no = s.session_no)
+  LEFT JOIN cold_sessions c ON c.session_no = s.session_no`;
 
 export interface EventRow {
   id: number;
@@ -45,6 +48,23 @@ export interface EventRow {
   idempotency_key: string | null;
   created_at: number;
   event_json: string;
+}
+
+/** A cold session (agent/0013_cold_sessions.sql). */
+export interface ColdSessionRow {
+  session_no: number;
+  archive_path: string;
+  sha256: string;
+  bytes: number;
+  events: number;
+  first_seq: number;
+  last_seq: number;
+  last_event_id: string | null;
+  last_event_type: string | null;
+  last_created_at: number;
+  fts_first_rowid: number;
+  fts_last_rowid: number;
+  moved_at: number;
 }
 
 export interface SnapshotRow {
@@ -79,6 +99,21 @@ export const EVENT_COLUMNS = columnsOf<EventRow>()(
   "idempotency_key",
   "created_at",
   "event_json",
+);
+export const COLD_SESSION_COLUMNS = columnsOf<ColdSessionRow>()(
+  "session_no",
+  "archive_path",
+  "sha256",
+  "bytes",
+  "events",
+  "first_seq",
+  "last_seq",
+  "last_event_id",
+  "last_event_type",
+  "last_created_at",
+  "fts_first_rowid",
+  "fts_last_rowid",
+  "moved_at",
 );
 export const SNAPSHOT_COLUMNS = columnsOf<SnapshotRow>()(
   "session_id",

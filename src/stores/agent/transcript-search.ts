@@ -7,6 +7,7 @@ import { scoreDocuments } from "../../transcript/pending-match.js";
 import { isRecord } from "../../transcript/record.js";
 import { searchableText } from "../../transcript/search-text.js";
 import { makeSnippet } from "../../transcript/snippet.js";
+import { ColdStore } from "./cold-store.js";
 import { indexedText, TranscriptIndex } from "./transcript-index.js";
 
 export interface SearchOptions {
@@ -38,6 +39,12 @@ interface HitRow {
   score: number;
 }
 
+interface ColdHitRow {
+  session_id: string;
+  seq: number;
+  score: number;
+}
+
 interface PendingRow {
   id: number;
   session_id: string;
@@ -52,6 +59,11 @@ interface PendingRow {
  * takes in what is pending. A writable connection indexes it, in the transaction of its MATCH; a
  * read-only one cannot write, so it matches the pending events itself (pending-match.ts), which
  * the writers keep to a few dozen.
+ *
+ * Cold sessions are searched too, in their own index (`cold_fts`, see ColdStore): the best hits of
+ * both indexes are merged by score. bm25 depends on the statistics of the index it ranks in, so a
+ * hot and a cold score are not strictly comparable; both rank the same words in the same way,
+ * which is close enough to interleave them, and which hits are found does not depend on it.
  */
 export class TranscriptSearch {
   private readonly index: TranscriptIndex;
@@ -60,14 +72,28 @@ export class TranscriptSearch {
   private readonly pendingAll: SqlStatement<PendingRow>;
   private readonly pendingInSession: SqlStatement<PendingRow>;
   private readonly selectJson: SqlStatement<{ event_json: string }>;
+  private readonly coldAll: SqlStatement<ColdHitRow>;
+  private readonly coldInSession: SqlStatement<ColdHitRow>;
 
   constructor(
     private readonly db: Database,
     readonly agentId: string,
     /** The index the connection's appends feed (one per connection: it keeps their events). */
     index: TranscriptIndex = new TranscriptIndex(db),
+    private readonly cold: ColdStore = new ColdStore(db, agentId, index),
   ) {
     this.index = index;
+    this.coldAll = db.prepare(
+      `SELECT s.session_id, c.seq, c.score FROM
+         (SELECT session_no, seq, rank AS score FROM cold_fts WHERE cold_fts MATCH ?
+          ORDER BY rank LIMIT ?) c
+       JOIN sessions s ON s.session_no = c.session_no ORDER BY c.score`,
+    );
+    this.coldInSession = db.prepare(
+      `SELECT ? AS session_id, seq, rank AS score FROM cold_fts
+       WHERE cold_fts MATCH ? AND session_no = (SELECT session_no FROM sessions WHERE session_id = ?)
+       ORDER BY rank LIMIT ?`,
+    );
     // The best `limit` index rows first, by FTS5's own rank ordering; only those are joined to
     // their events. Joining first read the JSON of every matching event before the sort.
     this.all = db.prepare(
@@ -113,9 +139,48 @@ export class TranscriptSearch {
   }
 
   private matchIndexed(match: string, sessionId: string | undefined, limit: number): HitRow[] {
-    return sessionId === undefined
-      ? this.all.all(match, limit)
-      : this.inSession.all(match, sessionId, limit);
+    const hot =
+      sessionId === undefined
+        ? this.all.all(match, limit)
+        : this.inSession.all(match, sessionId, limit);
+    const cold = this.matchCold(match, sessionId, limit);
+    if (cold.length === 0) return hot;
+    return [...hot, ...cold].sort((a, b) => a.score - b.score).slice(0, limit);
+  }
+
+  /** The best hits among cold sessions, each event read from its session's archive. */
+  private matchCold(match: string, sessionId: string | undefined, limit: number): HitRow[] {
+    const rows =
+      sessionId === undefined
+        ? this.coldAll.all(match, limit)
+        : this.coldInSession.all(sessionId, match, sessionId, limit);
+    const bySession = new Map<string, ColdHitRow[]>();
+    for (const row of rows)
+      bySession.set(row.session_id, [...(bySession.get(row.session_id) ?? []), row]);
+    const hits: HitRow[] = [];
+    for (const [id, sessionRows] of bySession) {
+      const archive = this.cold.open(id);
+      // Restored since the MATCH read its rows (another connection): its events are hot again
+      // and the next search finds them there.
+      if (archive === undefined || archive === "restored") continue;
+      try {
+        const json = archive.jsonBySeq(sessionRows.map((row) => Number(row.seq)));
+        for (const row of sessionRows) {
+          const eventJson = json.get(Number(row.seq));
+          if (eventJson !== undefined) {
+            hits.push({
+              session_id: id,
+              seq: Number(row.seq),
+              event_json: eventJson,
+              score: row.score,
+            });
+          }
+        }
+      } finally {
+        archive.close();
+      }
+    }
+    return hits;
   }
 
   /** Runs `read` after indexing the backlog, in one transaction when there is one. */

@@ -8,6 +8,8 @@ import { BLOB_REF_PREFIX, encodeForStorage, restoreInlineBlobs } from "../../tra
 import { parentIdOf, type TranscriptEvent } from "../../transcript/event.js";
 import { encodeEvent } from "../../transcript/jsonl-codec.js";
 import { isRecord } from "../../transcript/record.js";
+import type { ColdArchive } from "./cold-reader.js";
+import { ColdStore } from "./cold-store.js";
 import { TranscriptIndex } from "./transcript-index.js";
 import { type EventRow, SESSION_WITH_TAIL, type SessionTailRow } from "./transcript-rows.js";
 
@@ -155,6 +157,7 @@ function checkLimit(limit: number, max: number): number {
 export class TranscriptStore {
   /** The search index behind this store's appends (see TranscriptIndex). */
   readonly index: TranscriptIndex;
+  private coldStore: ColdStore | undefined;
   private readonly selectHead: SqlStatement<SessionHead>;
   private readonly insertSession: SqlStatement<{ session_no: number }>;
   private readonly insertEvent: SqlStatement;
@@ -242,16 +245,27 @@ export class TranscriptStore {
     );
   }
 
+  /**
+   * Cold storage of this agent's idle sessions (see ColdStore). Reads of a cold session come from
+   * its archive; an append to it restores it first.
+   */
+  get cold(): ColdStore {
+    this.coldStore ??= new ColdStore(this.db, this.agentId, this.index);
+    return this.coldStore;
+  }
+
   /** Appends one event in one transaction; see the class comment. */
   append(sessionId: string, input: NewTranscriptEvent, options: AppendOptions = {}): AppendResult {
     this.checkAppendOptions(options);
     checkSessionId(sessionId);
-    return this.db.tx(() => {
+    const result = this.db.tx(() => {
       const batch = this.startBatch(sessionId, null);
       const result = this.appendInTx(batch, input, options);
       if (batch.lastId > 0) this.index.afterAppend(batch.lastId);
       return result;
     });
+    this.coldStore?.removeRestoredFiles();
+    return result;
   }
 
   /** Appends several events in order, all in one transaction. */
@@ -262,20 +276,32 @@ export class TranscriptStore {
   ): AppendResult[] {
     this.checkAppendOptions(options);
     checkSessionId(sessionId);
-    return this.db.tx(() => {
+    const results = this.db.tx(() => {
       const batch = this.startBatch(sessionId, inputs);
       const results = inputs.map((input) => this.appendInTx(batch, input, options));
       if (batch.lastId > 0) this.index.afterAppend(batch.lastId);
       return results;
     });
+    this.coldStore?.removeRestoredFiles();
+    return results;
   }
 
   /** Events after `afterSeq`, in seq order. */
   read(sessionId: string, options: ReadOptions = {}): StoredEvent[] {
     const { afterSeq = 0, limit = 1000 } = options;
-    return this.selectRange
-      .all(checkSessionId(sessionId), afterSeq, checkLimit(limit, MAX_READ))
-      .map((row) => this.decode(row, sessionId));
+    const rows = this.selectRange.all(
+      checkSessionId(sessionId),
+      afterSeq,
+      checkLimit(limit, MAX_READ),
+    );
+    if (rows.length > 0) return rows.map((row) => this.decode(row, sessionId));
+    return (
+      this.fromCold(
+        sessionId,
+        (cold) => cold.read(afterSeq, limit),
+        () => this.read(sessionId, options),
+      ) ?? []
+    );
   }
 
   /**
@@ -283,20 +309,33 @@ export class TranscriptStore {
    * order: what one writer stored, told apart from other writers' events in the same session.
    */
   readKeyed(sessionId: string, keyPrefix: string, afterSeq = 0): KeyedEvent[] {
-    return this.selectKeyedRange
-      .all(checkSessionId(sessionId), afterSeq, keyPrefix, keyPrefix)
-      .map((row) => ({
+    const rows = this.selectKeyedRange.all(
+      checkSessionId(sessionId),
+      afterSeq,
+      keyPrefix,
+      keyPrefix,
+    );
+    if (rows.length > 0) {
+      return rows.map((row) => ({
         ...this.decode(row, sessionId),
         idempotencyKey: row.idempotency_key as string,
       }));
+    }
+    const keyed = (cold: ColdArchive) =>
+      [...cold.reader.eventsAfter(afterSeq)]
+        .filter((e) => e.idempotencyKey?.startsWith(keyPrefix))
+        .map((e) => ({ ...cold.decode(e), idempotencyKey: e.idempotencyKey as string }));
+    return (
+      this.fromCold(sessionId, keyed, () => this.readKeyed(sessionId, keyPrefix, afterSeq)) ?? []
+    );
   }
 
   /** The last `n` events, in seq order. */
   tail(sessionId: string, n = 50): StoredEvent[] {
-    return this.selectTail
-      .all(checkSessionId(sessionId), checkLimit(n, MAX_READ))
-      .reverse()
-      .map((row) => this.decode(row, sessionId));
+    const rows = this.selectTail.all(checkSessionId(sessionId), checkLimit(n, MAX_READ));
+    if (rows.length > 0) return rows.reverse().map((row) => this.decode(row, sessionId));
+    const tail = (cold: ColdArchive) => cold.reader.tail(n).map((e) => cold.decode(e));
+    return this.fromCold(sessionId, tail, () => this.tail(sessionId, n)) ?? [];
   }
 
   /**
@@ -308,7 +347,12 @@ export class TranscriptStore {
    */
   *events(sessionId: string, untilSeq = Number.MAX_SAFE_INTEGER): IterableIterator<StoredEvent> {
     checkSessionId(sessionId);
-    const last = Math.min(untilSeq, this.selectTail.get(sessionId, 1)?.seq ?? 0);
+    const top = this.selectTail.get(sessionId, 1)?.seq;
+    if (top === undefined) {
+      yield* this.coldEvents(sessionId, untilSeq);
+      return;
+    }
+    const last = Math.min(untilSeq, top);
     for (let after = 0; after < last; ) {
       const rows = this.selectPage.all(sessionId, after, last, EVENTS_PAGE);
       if (rows.length === 0) return;
@@ -320,7 +364,49 @@ export class TranscriptStore {
   /** One event by its id, or undefined. */
   get(sessionId: string, eventId: string): StoredEvent | undefined {
     const row = this.selectById.get(checkSessionId(sessionId), eventId);
-    return row ? this.decode(row, sessionId) : undefined;
+    if (row) return this.decode(row, sessionId);
+    return this.fromCold(
+      sessionId,
+      (cold) => cold.find(eventId),
+      () => this.get(sessionId, eventId),
+    );
+  }
+
+  /**
+   * `read` from the archive when the session is cold; `again` when a restore took the archive
+   * away meanwhile (the rows are hot again); undefined when the session is not cold.
+   */
+  private fromCold<T>(
+    sessionId: string,
+    read: (cold: ColdArchive) => T,
+    again: () => T,
+  ): T | undefined {
+    const cold = this.cold.open(sessionId);
+    if (cold === undefined) return undefined;
+    if (cold === "restored") return again();
+    try {
+      return read(cold);
+    } finally {
+      cold.close();
+    }
+  }
+
+  /** Every event of a cold session up to `untilSeq`; nothing when it is not cold. */
+  private *coldEvents(sessionId: string, untilSeq: number): IterableIterator<StoredEvent> {
+    const cold = this.cold.open(sessionId);
+    if (cold === undefined) return;
+    if (cold === "restored") {
+      yield* this.events(sessionId, untilSeq);
+      return;
+    }
+    try {
+      for (const archived of cold.reader.eventsAfter(0)) {
+        if (archived.seq > untilSeq) return;
+        yield cold.decode(archived);
+      }
+    } finally {
+      cold.close();
+    }
   }
 
   /** Sessions that have a log, most recently updated first. */
@@ -354,7 +440,11 @@ export class TranscriptStore {
    * fetched in one query instead of one lookup per event.
    */
   private startBatch(sessionId: string, inputs: readonly NewTranscriptEvent[] | null): AppendBatch {
-    const head = this.selectHead.get(sessionId);
+    let head = this.selectHead.get(sessionId);
+    // A session with no event rows may be cold: its rows come back before anything is appended.
+    if (head !== undefined && head.seq === null && this.cold.restoreInTx(sessionId)) {
+      head = this.selectHead.get(sessionId);
+    }
     const batch: AppendBatch = {
       sessionId,
       tail: head === undefined ? undefined : this.tailOf(head),

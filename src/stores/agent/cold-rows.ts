@@ -1,0 +1,206 @@
+import type { Database } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import { StateError } from "../../db/errors.js";
+import type { ArchivedBlob, ArchivedEvent, ArchiveReader } from "../../transcript/cold-archive.js";
+import type { ColdSessionRow, EventRow } from "./transcript-rows.js";
+
+/** A session's hot rows as a move reads them (in one snapshot). */
+export interface SessionRows {
+  sessionNo: number;
+  events: ArchivedEvent[];
+  blobs: ArchivedBlob[];
+}
+
+/** The cold row's columns a move supplies; the index range is found by `takeOut`. */
+export type ColdRowFields = Omit<
+  ColdSessionRow,
+  "session_no" | "fts_first_rowid" | "fts_last_rowid"
+>;
+
+interface BlobRow {
+  sha256: string;
+  mime_type: string | null;
+  data: Uint8Array;
+  created_at: number;
+}
+
+/** The SQL of moving a session's rows out of the hot tables and back. */
+export class ColdRows {
+  private readonly selectNo: SqlStatement<{ session_no: number }>;
+  private readonly selectEvents: SqlStatement<EventRow>;
+  private readonly selectRefs: SqlStatement<{ seq: number; sha256: string }>;
+  private readonly selectBlobs: SqlStatement<BlobRow>;
+  private readonly selectStats: SqlStatement<{ n: number; last: number }>;
+  private readonly selectColdTop: SqlStatement<{ top: number }>;
+  private readonly selectEventTop: SqlStatement<{ top: number }>;
+  private readonly copyIndexOut: SqlStatement;
+  private readonly insertCold: SqlStatement;
+  private readonly deleteEvents: SqlStatement;
+  private readonly deleteOrphanBlob: SqlStatement;
+  private readonly insertEvent: SqlStatement;
+  private readonly insertBlob: SqlStatement;
+  private readonly insertRef: SqlStatement;
+  private readonly copyIndexIn: SqlStatement;
+  private readonly deleteCold: SqlStatement;
+
+  constructor(db: Database) {
+    this.selectNo = db.prepare("SELECT session_no FROM sessions WHERE session_id = ?");
+    this.selectEvents = db.prepare(
+      "SELECT * FROM transcript_events WHERE session_no = ? ORDER BY seq",
+    );
+    this.selectRefs = db.prepare(
+      "SELECT seq, sha256 FROM transcript_blob_refs WHERE session_no = ? ORDER BY seq, sha256",
+    );
+    this.selectBlobs = db.prepare(
+      `SELECT sha256, mime_type, data, created_at FROM transcript_blobs WHERE sha256 IN
+         (SELECT sha256 FROM transcript_blob_refs WHERE session_no = ?) ORDER BY sha256`,
+    );
+    this.selectStats = db.prepare(
+      "SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM transcript_events WHERE session_no = ?",
+    );
+    this.selectColdTop = db.prepare("SELECT coalesce(max(rowid), 0) AS top FROM cold_fts");
+    this.selectEventTop = db.prepare("SELECT coalesce(max(id), 0) AS top FROM transcript_events");
+    this.copyIndexOut = db.prepare(
+      `INSERT INTO cold_fts (rowid, text, session_no, seq)
+       SELECT ? + row_number() OVER (ORDER BY e.seq), f.text, e.session_no, e.seq
+       FROM transcript_events e JOIN transcript_fts f ON f.rowid = e.id WHERE e.session_no = ?`,
+    );
+    this.insertCold = db.prepare(
+      `INSERT INTO cold_sessions (session_no, archive_path, sha256, bytes, events, first_seq,
+         last_seq, last_event_id, last_event_type, last_created_at, fts_first_rowid,
+         fts_last_rowid, moved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.deleteEvents = db.prepare("DELETE FROM transcript_events WHERE session_no = ?");
+    this.deleteOrphanBlob = db.prepare(
+      `DELETE FROM transcript_blobs WHERE sha256 = ?
+         AND NOT EXISTS (SELECT 1 FROM transcript_blob_refs WHERE sha256 = ?)`,
+    );
+    this.insertEvent = db.prepare(
+      `INSERT INTO transcript_events
+         (session_no, seq, event_id, event_type, parent_id, idempotency_key, created_at, event_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertBlob = db.prepare(
+      `INSERT INTO transcript_blobs (sha256, mime_type, size_bytes, data, created_at)
+       VALUES (?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING`,
+    );
+    this.insertRef = db.prepare(
+      "INSERT INTO transcript_blob_refs (session_no, seq, sha256) VALUES (?, ?, ?)",
+    );
+    this.copyIndexIn = db.prepare(
+      `INSERT INTO transcript_fts (rowid, text)
+       SELECT e.id, c.text FROM cold_fts c
+       JOIN transcript_events e ON e.session_no = ? AND e.seq = CAST(c.seq AS INTEGER)
+       WHERE c.rowid BETWEEN ? AND ?`,
+    );
+    this.deleteCold = db.prepare("DELETE FROM cold_sessions WHERE session_no = ?");
+  }
+
+  /** The session's event rows, each with its blob references, and the blobs; undefined without a session. */
+  collect(sessionId: string): SessionRows | undefined {
+    const sessionNo = this.selectNo.get(sessionId)?.session_no;
+    if (sessionNo === undefined) return undefined;
+    const refs = new Map<number, string[]>();
+    for (const ref of this.selectRefs.all(sessionNo)) {
+      refs.set(ref.seq, [...(refs.get(ref.seq) ?? []), ref.sha256]);
+    }
+    const events = this.selectEvents.all(sessionNo).map(
+      (row): ArchivedEvent => ({
+        seq: row.seq,
+        eventId: row.event_id,
+        eventType: row.event_type,
+        parentId: row.parent_id,
+        idempotencyKey: row.idempotency_key,
+        createdAt: row.created_at,
+        eventJson: row.event_json,
+        blobRefs: refs.get(row.seq) ?? [],
+      }),
+    );
+    const blobs = this.selectBlobs.all(sessionNo).map((row) => ({
+      sha256: row.sha256,
+      mimeType: row.mime_type,
+      createdAt: row.created_at,
+      data: Buffer.from(row.data),
+    }));
+    return { sessionNo, events, blobs };
+  }
+
+  /** True while the session still holds exactly the rows `found` read (events are only appended). */
+  unchanged(found: SessionRows): boolean {
+    const stats = this.selectStats.get(found.sessionNo);
+    return stats?.n === found.events.length && stats.last === (found.events.at(-1)?.seq ?? 0);
+  }
+
+  /**
+   * Moves the session's index rows to cold_fts, records the cold row and deletes the hot rows
+   * (their blob references go with them; blobs left unreferenced are deleted). The index must be
+   * caught up first, so every event of the session has its index row.
+   */
+  takeOut(found: SessionRows, fields: ColdRowFields): void {
+    const first = (this.selectColdTop.get()?.top ?? 0) + 1;
+    const copied = this.copyIndexOut.run(first - 1, found.sessionNo).changes;
+    this.insertCold.run(
+      found.sessionNo,
+      fields.archive_path,
+      fields.sha256,
+      fields.bytes,
+      fields.events,
+      fields.first_seq,
+      fields.last_seq,
+      fields.last_event_id,
+      fields.last_event_type,
+      fields.last_created_at,
+      first,
+      first + copied - 1,
+      fields.moved_at,
+    );
+    this.deleteEvents.run(found.sessionNo);
+    for (const blob of found.blobs) this.deleteOrphanBlob.run(blob.sha256, blob.sha256);
+  }
+
+  /**
+   * Inserts the archived rows back under new row ids (the old ones may have been reused), gives
+   * the index rows back under those ids, and deletes the cold row (its trigger drops the cold
+   * index rows).
+   */
+  putBack(row: ColdSessionRow, reader: ArchiveReader): void {
+    const now = Date.now();
+    for (const blob of reader.blobs()) {
+      this.insertBlob.run(
+        blob.sha256,
+        blob.mimeType,
+        blob.data.length,
+        blob.data,
+        blob.createdAt ?? now,
+      );
+    }
+    let count = 0;
+    for (const e of reader.eventsAfter(0)) {
+      this.insertEvent.run(
+        row.session_no,
+        e.seq,
+        e.eventId,
+        e.eventType,
+        e.parentId,
+        e.idempotencyKey,
+        e.createdAt,
+        e.eventJson,
+      );
+      for (const sha of e.blobRefs) this.insertRef.run(row.session_no, e.seq, sha);
+      count++;
+    }
+    if (count !== row.events) {
+      throw new StateError(
+        "E_CORRUPT",
+        `cold archive ${row.archive_path} holds ${count} events, not ${row.events}`,
+      );
+    }
+    this.copyIndexIn.run(row.session_no, row.fts_first_rowid, row.fts_last_rowid);
+    this.deleteCold.run(row.session_no);
+  }
+
+  /** The largest event row id. */
+  topEventId(): number {
+    return this.selectEventTop.get()?.top ?? 0;
+  }
+}

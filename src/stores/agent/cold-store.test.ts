@@ -1,0 +1,267 @@
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type AgentState, openStateHome, type StateHome } from "../../home.js";
+import { corpusTranscripts, sessionIdOfFile } from "../../test-support/corpus.js";
+import { modeOf, useTempDirs } from "../../test-support/temp-dir.js";
+import { buildContext } from "../../transcript/context.js";
+import { parseJsonl } from "../../transcript/jsonl-codec.js";
+
+const tempDir = useTempDirs();
+
+function openAgent(): { home: StateHome; agent: AgentState; dir: string } {
+  const dir = tempDir();
+  const home = openStateHome({ home: dir });
+  return { home, agent: home.agent("main"), dir };
+}
+
+/** The hot rows of a session, every column but the row id (which a restore draws anew). */
+function hotRows(agent: AgentState, sessionId: string): unknown[] {
+  return agent.db
+    .prepare(
+      `SELECT seq, event_id, event_type, parent_id, idempotency_key, created_at, event_json
+       FROM transcript_events
+       WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?) ORDER BY seq`,
+    )
+    .all(sessionId);
+}
+
+function blobRefs(agent: AgentState, sessionId: string): unknown[] {
+  return agent.db
+    .prepare(
+      `SELECT r.seq, r.sha256, b.mime_type, b.size_bytes, b.created_at, hex(b.data) AS data
+       FROM transcript_blob_refs r JOIN transcript_blobs b USING (sha256)
+       WHERE r.session_no = (SELECT session_no FROM sessions WHERE session_id = ?)
+       ORDER BY r.seq, r.sha256`,
+    )
+    .all(sessionId);
+}
+
+function exportOf(agent: AgentState, sessionId: string): string {
+  return [...agent.transcripts.exportJsonl(sessionId)].join("");
+}
+
+function hitIds(agent: AgentState, query: string, sessionId?: string): string[] {
+  return agent.search
+    .search(query, { limit: 500, ...(sessionId === undefined ? {} : { sessionId }) })
+    .map((hit) => `${hit.sessionId}/${hit.eventId}`)
+    .sort();
+}
+
+const user = (text: string) => ({
+  type: "message",
+  message: { role: "user", content: [{ type: "text", text }], timestamp: 1 },
+});
+
+/** A session with two branches, an image big enough to become a blob, and CJK text. */
+function generatedSession(agent: AgentState, sessionId: string, image: string): void {
+  const t = agent.transcripts;
+  const first = t.append(sessionId, user("hello cold storage"), { sessionKey: "agent:main:x" });
+  t.append(sessionId, user("東京の天気は晴れです"));
+  t.append(sessionId, {
+    type: "message",
+    message: {
+      role: "user",
+      content: [
+        { type: "text", text: "look at this picture" },
+        { type: "image", mimeType: "image/png", data: image },
+      ],
+    },
+  });
+  agent.branches.branch(sessionId, first.event.id);
+  t.append(sessionId, user("another branch about zebras"), { idempotencyKey: "k-1" });
+  for (let i = 0; i < 40; i++) t.append(sessionId, user(`filler message number ${i} 中文测试`));
+}
+
+function imageOf(seed: string): string {
+  return Buffer.concat(
+    Array.from({ length: 700 }, (_, i) => createHash("sha256").update(`${seed}${i}`).digest()),
+  ).toString("base64");
+}
+
+describe("ColdStore.move and transparent reads", () => {
+  it("moves a session to an archive and reads, exports and searches it as before", () => {
+    const { home, agent, dir } = openAgent();
+    generatedSession(agent, "s1", imageOf("a"));
+    generatedSession(agent, "s2", imageOf("b"));
+    const before = {
+      rows: hotRows(agent, "s1"),
+      refs: blobRefs(agent, "s1"),
+      jsonl: exportOf(agent, "s1"),
+      read: agent.transcripts.read("s1"),
+      tail: agent.transcripts.tail("s1", 5),
+      session: agent.branches.session("s1"),
+      context: agent.branches.context("s1"),
+      tree: agent.branches.tree("s1").pathTo(agent.branches.leaf("s1") as string),
+      hits: ["天気", "zebras", "picture", "filler", "中文"].map((q) => hitIds(agent, q)),
+      inSession: hitIds(agent, "filler", "s1"),
+    };
+    const moved = agent.cold.move("s1");
+    expect(moved.alreadyCold).toBe(false);
+    expect(moved.events).toBe(before.rows.length);
+    expect(hotRows(agent, "s1")).toEqual([]);
+    expect(blobRefs(agent, "s1")).toEqual([]);
+    // The image blob was the session's own: it left the hot table with it.
+    expect(agent.db.prepare("SELECT count(*) AS n FROM transcript_blobs").get()).toEqual({ n: 1 });
+
+    const file = join(dir, moved.archivePath);
+    expect(modeOf(statSync(file))).toBe(0o600);
+    expect(modeOf(statSync(join(dir, "agents", "main", "agent", "cold")))).toBe(0o700);
+    expect(createHash("sha256").update(readFileSync(file)).digest("hex")).toBe(moved.sha256);
+
+    expect(exportOf(agent, "s1")).toBe(before.jsonl);
+    expect(agent.transcripts.read("s1")).toEqual(before.read);
+    expect(agent.transcripts.read("s1", { afterSeq: 10, limit: 3 })).toEqual(
+      before.read.slice(10, 13),
+    );
+    expect(agent.transcripts.tail("s1", 5)).toEqual(before.tail);
+    expect(agent.branches.session("s1")).toEqual(before.session);
+    expect(agent.branches.context("s1")).toEqual(before.context);
+    expect(agent.branches.tree("s1").pathTo(agent.branches.leaf("s1") as string)).toEqual(
+      before.tree,
+    );
+    const image = before.read[3];
+    expect(agent.transcripts.get("s1", image?.event.id as string)).toEqual(image);
+    expect(agent.transcripts.readKeyed("s1", "k-")).toHaveLength(1);
+    expect(["天気", "zebras", "picture", "filler", "中文"].map((q) => hitIds(agent, q))).toEqual(
+      before.hits,
+    );
+    expect(hitIds(agent, "filler", "s1")).toEqual(before.inSession);
+    expect(agent.db.integrityCheck()).toEqual(["ok"]);
+
+    // Moving again changes nothing.
+    expect(agent.cold.move("s1")).toMatchObject({ alreadyCold: true, sha256: moved.sha256 });
+    home.close();
+  });
+
+  it("restores a session exactly on append, and deletes its archive after the commit", () => {
+    const { home, agent, dir } = openAgent();
+    generatedSession(agent, "s1", imageOf("a"));
+    const rows = hotRows(agent, "s1");
+    const refs = blobRefs(agent, "s1");
+    const jsonl = exportOf(agent, "s1");
+    const leaf = agent.branches.leaf("s1");
+    const moved = agent.cold.move("s1");
+
+    const added = agent.transcripts.append("s1", user("back from the cold"));
+    expect(added.seq).toBe(rows.length + 1);
+    expect(added.event.parentId).toBe(leaf);
+    expect(hotRows(agent, "s1").slice(0, -1)).toEqual(rows);
+    expect(blobRefs(agent, "s1")).toEqual(refs);
+    expect(agent.cold.isCold("s1")).toBe(false);
+    expect(existsSync(join(dir, moved.archivePath))).toBe(false);
+    expect(agent.db.prepare("SELECT count(*) AS n FROM cold_fts").get()).toEqual({ n: 0 });
+    expect(exportOf(agent, "s1")).toBe(`${jsonl}${JSON.stringify(added.event)}\n`);
+    const hello = (rows[1] as { event_id: string }).event_id;
+    expect(hitIds(agent, "cold")).toEqual([`s1/${hello}`, `s1/${added.event.id}`].sort());
+    expect(agent.db.integrityCheck()).toEqual(["ok"]);
+    home.close();
+  });
+
+  it("restores on branch and keeps every event's index row exactly once", () => {
+    const { home, agent } = openAgent();
+    generatedSession(agent, "s1", imageOf("a"));
+    const zebra = hitIds(agent, "zebras");
+    agent.cold.move("s1");
+    // The moved events held the top row ids: new events reuse them, and must still be found.
+    generatedSession(agent, "s2", imageOf("c"));
+    expect(hitIds(agent, "zebras")).toHaveLength(2);
+    const first = agent.transcripts.read("s1")[1]?.event.id as string;
+    agent.branches.branch("s1", first);
+    expect(agent.cold.isCold("s1")).toBe(false);
+    expect(hitIds(agent, "zebras", "s1")).toEqual(zebra);
+    expect(hitIds(agent, "zebras")).toHaveLength(2);
+    const counts = agent.db
+      .prepare<{ fts: number; distinct_ids: number; events: number }>(
+        `SELECT (SELECT count(*) FROM transcript_fts) AS fts,
+           (SELECT count(DISTINCT rowid) FROM transcript_fts) AS distinct_ids,
+           (SELECT count(*) FROM transcript_events) AS events`,
+      )
+      .get();
+    expect(counts?.fts).toBe(counts?.distinct_ids);
+    expect(counts?.fts).toBe((counts?.events ?? 0) - 2); // the two headers have no text
+    expect(agent.transcripts.index.backlog()).toBe(0);
+    home.close();
+  });
+
+  it("removes a leftover archive without its row on the next move, and sweeps others", () => {
+    const { home, agent, dir } = openAgent();
+    generatedSession(agent, "s1", imageOf("a"));
+    generatedSession(agent, "s2", imageOf("b"));
+    const cold = join(dir, "agents", "main", "agent", "cold");
+    const first = agent.cold.move("s1");
+    agent.transcripts.append("s1", user("warm again"));
+    // What a move killed before its commit leaves: a renamed archive and a temp file.
+    const sessionNo = first.archivePath.match(/s(\d+)\./)?.[1];
+    writeFileSync(join(cold, `s${sessionNo}.0123456789ab.cold`), "partial");
+    writeFileSync(join(cold, `s${sessionNo}.ba9876543210.cold.tmp`), "partial");
+    writeFileSync(join(cold, "s99.ba9876543210.cold"), "orphan");
+    writeFileSync(join(cold, "notes.txt"), "not ours");
+    const second = agent.cold.move("s1");
+    expect(readdirSync(cold).sort()).toEqual(
+      ["notes.txt", "s99.ba9876543210.cold", second.archivePath.split("/").at(-1)].sort(),
+    );
+    expect(agent.cold.sweep()).toBe(1);
+    expect(readdirSync(cold).sort()).toEqual(
+      ["notes.txt", second.archivePath.split("/").at(-1)].sort(),
+    );
+    expect(exportOf(agent, "s1")).toContain("warm again");
+    home.close();
+  });
+
+  it("refuses a session without events and a move inside a transaction", () => {
+    const { home, agent } = openAgent();
+    agent.transcripts.append("s1", user("x"));
+    expect(() => agent.cold.move("nope")).toThrow(expect.objectContaining({ code: "E_NOT_FOUND" }));
+    expect(() => agent.db.tx(() => agent.cold.move("s1"))).toThrow(TypeError);
+    home.close();
+  });
+});
+
+const corpus = corpusTranscripts();
+
+describe.skipIf(corpus.length === 0 && process.env.CI !== "true")(
+  "cold storage of the real corpus",
+  () => {
+    it("round-trips every corpus session: export and search identical cold and restored", () => {
+      const { home, agent } = openAgent();
+      const ids = new Set<string>();
+      for (const file of corpus) {
+        const sessionId = sessionIdOfFile(file.name);
+        if (ids.has(sessionId)) continue;
+        const events = parseJsonl(file.text).flatMap((r) => (r.ok ? [r.event] : []));
+        if (events.length === 0) continue;
+        ids.add(sessionId);
+        agent.transcripts.appendMany(sessionId, events, { verbatim: true });
+      }
+      const queries = ["error", "file", "the", "session", "user", "config", "你好", "http"];
+      const snapshot = () => ({
+        exports: [...ids].map((id) => exportOf(agent, id)),
+        contexts: [...ids].map((id) => agent.branches.context(id)),
+        hits: queries.map((q) => hitIds(agent, q)),
+      });
+      const before = snapshot();
+      expect(before.hits.flat().length).toBeGreaterThan(100);
+      for (const id of ids) agent.cold.move(id);
+      expect(agent.db.prepare("SELECT count(*) AS n FROM transcript_events").get()).toEqual({
+        n: 0,
+      });
+      expect(snapshot()).toEqual(before);
+      for (const id of ids) {
+        expect(buildContext([...agent.transcripts.events(id)].map((e) => e.event))).toEqual(
+          buildContext(
+            parseJsonl(before.exports[[...ids].indexOf(id)] ?? "").flatMap((r) =>
+              r.ok ? [r.event] : [],
+            ),
+          ),
+        );
+      }
+      for (const id of ids) expect(agent.cold.restore(id)).toBe(true);
+      expect(snapshot()).toEqual(before);
+      expect(agent.db.prepare("SELECT count(*) AS n FROM cold_sessions").get()).toEqual({ n: 0 });
+      expect(agent.db.integrityCheck()).toEqual(["ok"]);
+      home.close();
+    }, 120_000);
+  },
+);

@@ -1,0 +1,281 @@
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import type { Database } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import { StateError } from "../../db/errors.js";
+import { checkSessionId } from "../../ids.js";
+import {
+  type ArchivedBlob,
+  type ArchivedEvent,
+  ArchiveReader,
+  type EncodedArchive,
+  encodeArchive,
+} from "../../transcript/cold-archive.js";
+import {
+  coldDirOf,
+  fileSize,
+  listColdFiles,
+  newArchiveName,
+  openArchiveFile,
+  removeFile,
+  sessionNoOfFile,
+  writeArchiveFile,
+} from "./cold-files.js";
+import { ColdArchive } from "./cold-reader.js";
+import { ColdRows, type SessionRows } from "./cold-rows.js";
+import type { TranscriptIndex } from "./transcript-index.js";
+import type { ColdSessionRow } from "./transcript-rows.js";
+
+export interface ColdMoveResult {
+  sessionId: string;
+  /** The archive, relative to the home. */
+  archivePath: string;
+  sha256: string;
+  bytes: number;
+  events: number;
+  /** True when the session was cold already (nothing was written). */
+  alreadyCold: boolean;
+}
+
+/**
+ * Cold storage of idle sessions: `move` writes a session's events and blobs to an archive in the
+ * agent's `cold/` directory and deletes their hot rows; reads of a cold session come from the
+ * archive (TranscriptStore does that transparently); `restore` puts the rows back exactly (same
+ * seqs, same event ids), which any append to the session does first.
+ *
+ * Crash safety of a move: the archive is written to a temp file, fsynced, renamed, the directory
+ * fsynced, and the file read back and verified (SHA-256, counts) before one transaction records
+ * the cold row and deletes the hot rows. Killed at any point, every event is either hot or in a
+ * verified archive its cold row names, never both; a file without a row is removed by the next
+ * move of that session or `sweep()`.
+ */
+export class ColdStore {
+  private readonly rows: ColdRows;
+  private readonly selectCold: SqlStatement<ColdSessionRow>;
+  private readonly selectArchiveUse: SqlStatement<{ found: number }>;
+  /** Archives of restores whose transaction was not the outermost: removed once it committed. */
+  private readonly restoredFiles: string[] = [];
+
+  constructor(
+    private readonly db: Database,
+    readonly agentId: string,
+    private readonly index: TranscriptIndex,
+  ) {
+    this.rows = new ColdRows(db);
+    this.selectCold = db.prepare(
+      `SELECT c.* FROM cold_sessions c JOIN sessions s ON s.session_no = c.session_no
+       WHERE s.session_id = ?`,
+    );
+    this.selectArchiveUse = db.prepare(
+      "SELECT 1 AS found FROM cold_sessions WHERE archive_path = ?",
+    );
+  }
+
+  /** The cold row of a session, or undefined while it is hot. */
+  row(sessionId: string): ColdSessionRow | undefined {
+    return this.selectCold.get(checkSessionId(sessionId));
+  }
+
+  isCold(sessionId: string): boolean {
+    return this.row(sessionId) !== undefined;
+  }
+
+  /** Moves a session's events out of the hot tables into an archive; see the class comment. */
+  move(sessionId: string): ColdMoveResult {
+    checkSessionId(sessionId);
+    if (this.db.inTransaction) throw new TypeError("Expected move() outside a transaction");
+    const dir = this.coldDir();
+    const found = this.db.snapshot(() => this.collect(sessionId));
+    if ("cold" in found) return { ...this.resultOf(sessionId, found.cold), alreadyCold: true };
+    const encoded = encodeArchive(sessionId, found.events, found.blobs);
+    const name = newArchiveName(found.sessionNo);
+    const path = writeArchiveFile(dir, name, encoded.chunks);
+    const relative = join("agents", this.agentId, "agent", "cold", name);
+    try {
+      this.verifyFile(path, encoded);
+      this.db.tx(() => this.commitMove(sessionId, found, encoded, path, relative));
+    } catch (error) {
+      removeFile(path);
+      throw error;
+    }
+    this.removeLeftovers(found.sessionNo);
+    const row = this.row(sessionId) as ColdSessionRow;
+    return { ...this.resultOf(sessionId, row), alreadyCold: false };
+  }
+
+  /**
+   * Puts a cold session's rows back (same seqs and event ids, new row ids), its index rows with
+   * them, and removes its cold row, in one transaction; the archive is deleted once that
+   * transaction has committed. False when the session was not cold.
+   */
+  restore(sessionId: string): boolean {
+    checkSessionId(sessionId);
+    const restored = this.db.tx(() => this.restoreInTx(sessionId));
+    this.removeRestoredFiles();
+    return restored;
+  }
+
+  /**
+   * The restore inside the caller's transaction; its archive is queued and deleted by
+   * `removeRestoredFiles()` after the outermost transaction commits.
+   */
+  restoreInTx(sessionId: string): boolean {
+    const row = this.selectCold.get(sessionId);
+    if (row === undefined) return false;
+    const path = this.pathOf(row);
+    const file = openArchiveFile(path);
+    if (file === undefined) {
+      throw new StateError(
+        "E_CORRUPT",
+        `the archive of cold session ${sessionId} is missing: ${path}`,
+        {
+          details: { sessionId, path },
+        },
+      );
+    }
+    try {
+      this.index.indexPending();
+      this.rows.putBack(row, new ArchiveReader(file.readAt, file.size));
+      this.index.coverThrough(this.rows.topEventId());
+    } finally {
+      file.close();
+    }
+    this.restoredFiles.push(path);
+    return true;
+  }
+
+  /** Deletes the archives of committed restores (none while a transaction is still open). */
+  removeRestoredFiles(): void {
+    if (this.restoredFiles.length === 0 || this.db.inTransaction) return;
+    for (const path of this.restoredFiles.splice(0)) {
+      // Only if no row names it: a rolled-back restore left its cold row in place.
+      const name = join("agents", this.agentId, "agent", "cold", path.split(/[\\/]/).at(-1) ?? "");
+      if (this.selectArchiveUse.get(name) === undefined) removeFile(path);
+    }
+  }
+
+  /**
+   * A cold session's archive open for reads; undefined when the session is hot, "restored" when
+   * it was cold but a restore removed its archive meanwhile (read the hot rows again).
+   */
+  open(sessionId: string): ColdArchive | "restored" | undefined {
+    const row = this.selectCold.get(sessionId);
+    if (row === undefined) return undefined;
+    const file = openArchiveFile(this.pathOf(row));
+    if (file !== undefined) return new ColdArchive(sessionId, row, file);
+    if (this.selectCold.get(sessionId) === undefined) return "restored";
+    throw new StateError("E_CORRUPT", `the archive of cold session ${sessionId} is missing`, {
+      details: { sessionId, path: row.archive_path },
+    });
+  }
+
+  /**
+   * Removes files of the cold directory no cold row names (left by a move killed before its
+   * commit, or a restore killed after it). Holds the write lock: a move in another process checks
+   * its file under the same lock before it commits.
+   */
+  sweep(): number {
+    return this.db.tx(() => this.removeUnreferenced(() => true));
+  }
+
+  private removeLeftovers(sessionNo: number): void {
+    this.db.tx(() => this.removeUnreferenced((no) => no === sessionNo));
+  }
+
+  private removeUnreferenced(matches: (sessionNo: number) => boolean): number {
+    const dir = this.coldDir();
+    let removed = 0;
+    for (const name of listColdFiles(dir)) {
+      if (!matches(sessionNoOfFile(name) as number)) continue;
+      const relative = join("agents", this.agentId, "agent", "cold", name);
+      if (this.selectArchiveUse.get(relative) !== undefined) continue;
+      removeFile(join(dir, name));
+      removed++;
+    }
+    return removed;
+  }
+
+  private collect(sessionId: string): SessionRows | { cold: ColdSessionRow } {
+    const cold = this.selectCold.get(sessionId);
+    if (cold !== undefined) return { cold };
+    const rows = this.rows.collect(sessionId);
+    if (rows === undefined || rows.events.length === 0) {
+      throw new StateError("E_NOT_FOUND", `session ${sessionId} has no events to move`, {
+        details: { agentId: this.agentId, sessionId },
+      });
+    }
+    return rows;
+  }
+
+  /** Reads the written file back: its SHA-256, then every member and blob against the counts. */
+  private verifyFile(path: string, encoded: EncodedArchive): void {
+    const file = openArchiveFile(path);
+    if (file === undefined) throw new StateError("E_IO", `cold archive ${path} vanished`);
+    try {
+      const bytes = file.readAt(0, file.size);
+      const sha = createHash("sha256").update(bytes).digest("hex");
+      if (sha !== encoded.sha256 || file.size !== encoded.bytes) {
+        throw new StateError("E_IO", `cold archive ${path} does not read back as written`);
+      }
+      const { events, firstSeq, lastSeq } = encoded.index;
+      new ArchiveReader(file.readAt, file.size).verify({ events, firstSeq, lastSeq });
+    } finally {
+      file.close();
+    }
+  }
+
+  private commitMove(
+    sessionId: string,
+    found: SessionRows,
+    encoded: EncodedArchive,
+    path: string,
+    relative: string,
+  ): void {
+    const last = found.events.at(-1) as ArchivedEvent;
+    if (this.selectCold.get(sessionId) !== undefined || !this.rows.unchanged(found)) {
+      throw new StateError("E_CONFLICT", `session ${sessionId} changed while it was being moved`, {
+        details: { sessionId },
+      });
+    }
+    // Checked under the write lock a sweep holds too: the verified file is still there.
+    if (fileSize(path) !== encoded.bytes) {
+      throw new StateError("E_IO", `cold archive ${path} vanished before its commit`);
+    }
+    this.index.indexPending();
+    this.rows.takeOut(found, {
+      archive_path: relative,
+      sha256: encoded.sha256,
+      bytes: encoded.bytes,
+      events: found.events.length,
+      first_seq: found.events[0]?.seq ?? 0,
+      last_seq: last.seq,
+      last_event_id: last.eventId,
+      last_event_type: last.eventType,
+      last_created_at: last.createdAt,
+      moved_at: Date.now(),
+    });
+  }
+
+  private resultOf(sessionId: string, row: ColdSessionRow): Omit<ColdMoveResult, "alreadyCold"> {
+    return {
+      sessionId,
+      archivePath: row.archive_path,
+      sha256: row.sha256,
+      bytes: row.bytes,
+      events: row.events,
+    };
+  }
+
+  private pathOf(row: ColdSessionRow): string {
+    return join(this.coldDir(), row.archive_path.split(/[\\/]/).at(-1) ?? "");
+  }
+
+  private coldDir(): string {
+    if (this.db.path === ":memory:" || this.db.path === "") {
+      throw new StateError("E_UNSUPPORTED", "cold storage needs an agent database on disk");
+    }
+    return coldDirOf(this.db.path);
+  }
+}
+
+export type { ArchivedBlob };
