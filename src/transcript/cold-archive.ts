@@ -84,26 +84,51 @@ export interface EncodedArchive {
 /** Reads `length` bytes at `offset` of the archive. */
 export type ReadAt = (offset: number, length: number) => Buffer;
 
-type Line = [number, string, string, string | null, string | null, number, string, string[]];
+/**
+ * A row is a JSON header, a tab, the stored JSON as is, and a newline. The header ends at the
+ * first tab (JSON escapes tabs inside strings) and gives the JSON's length, so the JSON is neither
+ * escaped again nor searched for its end.
+ */
+type Header = [number, string, string, string | null, string | null, number, string[], number];
 
 function lineOf(e: ArchivedEvent): string {
-  const line: Line = [
+  const header: Header = [
     e.seq,
     e.eventId,
     e.eventType,
     e.parentId,
     e.idempotencyKey,
     e.createdAt,
-    e.eventJson,
     e.blobRefs,
+    e.eventJson.length,
   ];
-  return JSON.stringify(line);
+  return `${JSON.stringify(header)}\t${e.eventJson}\n`;
 }
 
-function eventOf(text: string): ArchivedEvent {
-  const [seq, eventId, eventType, parentId, idempotencyKey, createdAt, eventJson, blobRefs] =
-    JSON.parse(text) as Line;
-  return { seq, eventId, eventType, parentId, idempotencyKey, createdAt, eventJson, blobRefs };
+/** The rows of an inflated member. */
+function eventsOf(text: string): ArchivedEvent[] {
+  const events: ArchivedEvent[] = [];
+  for (let at = 0; at < text.length; ) {
+    const tab = text.indexOf("\t", at);
+    if (tab < 0) throw corrupt("a row without its JSON");
+    const [seq, eventId, eventType, parentId, idempotencyKey, createdAt, blobRefs, length] =
+      JSON.parse(text.slice(at, tab)) as Header;
+    const eventJson = text.slice(tab + 1, tab + 1 + length);
+    at = tab + 1 + length;
+    if (eventJson.length !== length || text[at] !== "\n") throw corrupt(`row ${seq} is cut short`);
+    at++;
+    events.push({
+      seq,
+      eventId,
+      eventType,
+      parentId,
+      idempotencyKey,
+      createdAt,
+      eventJson,
+      blobRefs,
+    });
+  }
+  return events;
 }
 
 /** Builds the archive of `events` (in seq order) and `blobs`. */
@@ -120,7 +145,7 @@ export function encodeArchive(
   let pending = { bytes: 0, firstSeq: 0, lastSeq: 0 };
   const flush = () => {
     if (lines.length === 0) return;
-    const member = gzipSync(`${lines.join("\n")}\n`, { level });
+    const member = gzipSync(lines.join(""), { level });
     chunks.push(member);
     members.push({ offset, length: member.length, ...pending, events: lines.length });
     offset += member.length;
@@ -130,7 +155,7 @@ export function encodeArchive(
     const line = lineOf(event);
     if (lines.length === 0) pending = { bytes: 0, firstSeq: event.seq, lastSeq: event.seq };
     lines.push(line);
-    pending.bytes += line.length + 1;
+    pending.bytes += line.length;
     pending.lastSeq = event.seq;
     if (pending.bytes >= COLD_MEMBER_BYTES) flush();
   }
@@ -189,8 +214,7 @@ export class ArchiveReader {
   member(i: number): ArchivedEvent[] {
     const m = this.index.members[i];
     if (m === undefined) throw new RangeError(`no member ${i}`);
-    const text = gunzipSync(this.readAt(m.offset, m.length)).toString("utf8");
-    const events = text.slice(0, -1).split("\n").map(eventOf);
+    const events = eventsOf(gunzipSync(this.readAt(m.offset, m.length)).toString("utf8"));
     if (events.length !== m.events)
       throw corrupt(`member ${i} holds ${events.length} events, not ${m.events}`);
     return events;
@@ -236,6 +260,22 @@ export class ArchiveReader {
       createdAt: b.createdAt,
       data: this.readAt(b.offset, b.length),
     }));
+  }
+
+  /** Throws unless the index says the archive holds `events` events from `firstSeq` to `lastSeq`. */
+  checkCounts(expected: { events: number; firstSeq: number; lastSeq: number }): void {
+    const { index } = this;
+    const count = index.members.reduce((sum, m) => sum + m.events, 0);
+    if (
+      count !== expected.events ||
+      index.events !== count ||
+      index.firstSeq !== expected.firstSeq ||
+      index.lastSeq !== expected.lastSeq
+    ) {
+      throw corrupt(
+        `index counts ${count} events (seq ${index.firstSeq}..${index.lastSeq}), expected ${expected.events} (seq ${expected.firstSeq}..${expected.lastSeq})`,
+      );
+    }
   }
 
   /**

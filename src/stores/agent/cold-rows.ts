@@ -11,11 +11,8 @@ export interface SessionRows {
   blobs: ArchivedBlob[];
 }
 
-/** The cold row's columns a move supplies; the index range is found by `takeOut`. */
-export type ColdRowFields = Omit<
-  ColdSessionRow,
-  "session_no" | "fts_first_rowid" | "fts_last_rowid"
->;
+/** The cold row's columns a move supplies. */
+export type ColdRowFields = Omit<ColdSessionRow, "session_no">;
 
 interface BlobRow {
   sha256: string;
@@ -31,16 +28,16 @@ export class ColdRows {
   private readonly selectRefs: SqlStatement<{ seq: number; sha256: string }>;
   private readonly selectBlobs: SqlStatement<BlobRow>;
   private readonly selectStats: SqlStatement<{ n: number; last: number }>;
-  private readonly selectColdTop: SqlStatement<{ top: number }>;
   private readonly selectEventTop: SqlStatement<{ top: number }>;
   private readonly copyIndexOut: SqlStatement;
   private readonly insertCold: SqlStatement;
   private readonly deleteEvents: SqlStatement;
+  private readonly deleteIndexRows: SqlStatement;
+  private readonly lowerMark: SqlStatement;
   private readonly deleteOrphanBlob: SqlStatement;
   private readonly insertEvent: SqlStatement;
   private readonly insertBlob: SqlStatement;
   private readonly insertRef: SqlStatement;
-  private readonly copyIndexIn: SqlStatement;
   private readonly deleteCold: SqlStatement;
 
   constructor(db: Database) {
@@ -58,19 +55,28 @@ export class ColdRows {
     this.selectStats = db.prepare(
       "SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM transcript_events WHERE session_no = ?",
     );
-    this.selectColdTop = db.prepare("SELECT coalesce(max(rowid), 0) AS top FROM cold_fts");
     this.selectEventTop = db.prepare("SELECT coalesce(max(id), 0) AS top FROM transcript_events");
     this.copyIndexOut = db.prepare(
-      `INSERT INTO cold_fts (rowid, text, session_no, seq)
-       SELECT ? + row_number() OVER (ORDER BY e.seq), f.text, e.session_no, e.seq
+      `INSERT INTO cold_fts (rowid, text)
+       SELECT e.session_no * 4294967296 + e.seq, f.text
        FROM transcript_events e JOIN transcript_fts f ON f.rowid = e.id WHERE e.session_no = ?`,
     );
     this.insertCold = db.prepare(
       `INSERT INTO cold_sessions (session_no, archive_path, sha256, bytes, events, first_seq,
-         last_seq, last_event_id, last_event_type, last_created_at, fts_first_rowid,
-         fts_last_rowid, moved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         last_seq, last_event_id, last_event_type, last_created_at, moved_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.deleteEvents = db.prepare("DELETE FROM transcript_events WHERE session_no = ?");
+    this.deleteIndexRows = db.prepare(
+      `DELETE FROM transcript_fts WHERE rowid IN
+         (SELECT id FROM transcript_events WHERE session_no = ?)`,
+    );
+    // What the delete trigger does per event, once: no mark above the largest id left.
+    this.lowerMark = db.prepare(
+      `UPDATE search_index_state SET indexed_through = (SELECT coalesce(max(id), 0) FROM transcript_events)
+       WHERE name = 'transcript'
+         AND indexed_through > (SELECT coalesce(max(id), 0) FROM transcript_events)`,
+    );
     this.deleteOrphanBlob = db.prepare(
       `DELETE FROM transcript_blobs WHERE sha256 = ?
          AND NOT EXISTS (SELECT 1 FROM transcript_blob_refs WHERE sha256 = ?)`,
@@ -86,12 +92,6 @@ export class ColdRows {
     );
     this.insertRef = db.prepare(
       "INSERT INTO transcript_blob_refs (session_no, seq, sha256) VALUES (?, ?, ?)",
-    );
-    this.copyIndexIn = db.prepare(
-      `INSERT INTO transcript_fts (rowid, text)
-       SELECT e.id, c.text FROM cold_fts c
-       JOIN transcript_events e ON e.session_no = ? AND e.seq = CAST(c.seq AS INTEGER)
-       WHERE c.rowid BETWEEN ? AND ?`,
     );
     this.deleteCold = db.prepare("DELETE FROM cold_sessions WHERE session_no = ?");
   }
@@ -133,12 +133,11 @@ export class ColdRows {
 
   /**
    * Moves the session's index rows to cold_fts, records the cold row and deletes the hot rows
-   * (their blob references go with them; blobs left unreferenced are deleted). The index must be
-   * caught up first, so every event of the session has its index row.
+   * (their index rows and blob references go with them; blobs left unreferenced are deleted). The
+   * index must be caught up first, so every event of the session has its index row.
    */
   takeOut(found: SessionRows, fields: ColdRowFields): void {
-    const first = (this.selectColdTop.get()?.top ?? 0) + 1;
-    const copied = this.copyIndexOut.run(first - 1, found.sessionNo).changes;
+    this.copyIndexOut.run(found.sessionNo);
     this.insertCold.run(
       found.sessionNo,
       fields.archive_path,
@@ -150,18 +149,18 @@ export class ColdRows {
       fields.last_event_id,
       fields.last_event_type,
       fields.last_created_at,
-      first,
-      first + copied - 1,
       fields.moved_at,
     );
+    // With the cold row in place the delete trigger stands aside (agent/0011_cold_sessions.sql).
+    this.deleteIndexRows.run(found.sessionNo);
     this.deleteEvents.run(found.sessionNo);
+    this.lowerMark.run();
     for (const blob of found.blobs) this.deleteOrphanBlob.run(blob.sha256, blob.sha256);
   }
 
   /**
-   * Inserts the archived rows back under new row ids (the old ones may have been reused), gives
-   * the index rows back under those ids, and deletes the cold row (its trigger drops the cold
-   * index rows).
+   * Inserts the archived rows back under new row ids (the old ones may have been reused) and
+   * deletes the cold row. Their index rows stay in cold_fts: the caller marks the new ids indexed.
    */
   putBack(row: ColdSessionRow, reader: ArchiveReader): void {
     const now = Date.now();
@@ -195,7 +194,6 @@ export class ColdRows {
         `cold archive ${row.archive_path} holds ${count} events, not ${row.events}`,
       );
     }
-    this.copyIndexIn.run(row.session_no, row.fts_first_rowid, row.fts_last_rowid);
     this.deleteCold.run(row.session_no);
   }
 

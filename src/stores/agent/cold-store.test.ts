@@ -49,6 +49,27 @@ function hitIds(agent: AgentState, query: string, sessionId?: string): string[] 
     .sort();
 }
 
+/**
+ * How many index rows each event has, counted on the tables: a hot row by its row id in
+ * transcript_fts, or by session number and seq (rowid session_no * 2^32 + seq) in cold_fts.
+ */
+function indexRowsPerEvent(agent: AgentState): { events: number; once: number; none: number } {
+  const per = agent.db
+    .prepare<{ n: number }>(
+      `SELECT (SELECT count(*) FROM transcript_fts WHERE rowid = e.id)
+         + (SELECT count(*) FROM cold_fts WHERE rowid = e.session_no * 4294967296 + e.seq) AS n
+       FROM transcript_events e`,
+    )
+    .all()
+    .map((row) => row.n);
+  expect(per.every((n) => n <= 1)).toBe(true);
+  return {
+    events: per.length,
+    once: per.filter((n) => n === 1).length,
+    none: per.filter((n) => n === 0).length,
+  };
+}
+
 const user = (text: string) => ({
   type: "message",
   message: { role: "user", content: [{ type: "text", text }], timestamp: 1 },
@@ -151,10 +172,17 @@ describe("ColdStore.move and transparent reads", () => {
     expect(blobRefs(agent, "s1")).toEqual(refs);
     expect(agent.cold.isCold("s1")).toBe(false);
     expect(existsSync(join(dir, moved.archivePath))).toBe(false);
-    expect(agent.db.prepare("SELECT count(*) AS n FROM cold_fts").get()).toEqual({ n: 0 });
+    // The restored events keep their index rows in cold_fts, under (session, seq); the header
+    // has no text, and the new event waits for the next search to be indexed.
+    expect(indexRowsPerEvent(agent)).toEqual({
+      events: rows.length + 1,
+      once: rows.length - 1,
+      none: 2,
+    });
     expect(exportOf(agent, "s1")).toBe(`${jsonl}${JSON.stringify(added.event)}\n`);
     const hello = (rows[1] as { event_id: string }).event_id;
     expect(hitIds(agent, "cold")).toEqual([`s1/${hello}`, `s1/${added.event.id}`].sort());
+    expect(indexRowsPerEvent(agent)).toMatchObject({ once: rows.length, none: 1 });
     expect(agent.db.integrityCheck()).toEqual(["ok"]);
     home.close();
   });
@@ -172,15 +200,18 @@ describe("ColdStore.move and transparent reads", () => {
     expect(agent.cold.isCold("s1")).toBe(false);
     expect(hitIds(agent, "zebras", "s1")).toEqual(zebra);
     expect(hitIds(agent, "zebras")).toHaveLength(2);
-    const counts = agent.db
-      .prepare<{ fts: number; distinct_ids: number; events: number }>(
-        `SELECT (SELECT count(*) FROM transcript_fts) AS fts,
-           (SELECT count(DISTINCT rowid) FROM transcript_fts) AS distinct_ids,
-           (SELECT count(*) FROM transcript_events) AS events`,
-      )
+    // Every event but the two headers (no text) has one index row, hot or cold.
+    const all = agent.db
+      .prepare<{ n: number }>("SELECT count(*) AS n FROM transcript_events")
       .get();
-    expect(counts?.fts).toBe(counts?.distinct_ids);
-    expect(counts?.fts).toBe((counts?.events ?? 0) - 2); // the two headers have no text
+    expect(indexRowsPerEvent(agent)).toEqual({ events: all?.n, once: (all?.n ?? 0) - 2, none: 2 });
+    agent.cold.move("s1");
+    agent.cold.move("s2");
+    expect(hitIds(agent, "zebras")).toHaveLength(2);
+    agent.transcripts.append("s1", user("zebras once more"));
+    expect(hitIds(agent, "zebras", "s1")).toHaveLength(2);
+    agent.cold.move("s1");
+    expect(hitIds(agent, "zebras")).toHaveLength(3);
     expect(agent.transcripts.index.backlog()).toBe(0);
     home.close();
   });
@@ -207,6 +238,30 @@ describe("ColdStore.move and transparent reads", () => {
       ["notes.txt", second.archivePath.split("/").at(-1)].sort(),
     );
     expect(exportOf(agent, "s1")).toContain("warm again");
+    home.close();
+  });
+
+  it("deletes a cold session with its archive and its index rows, and nothing else", () => {
+    const { home, agent, dir } = openAgent();
+    generatedSession(agent, "s1", imageOf("a"));
+    generatedSession(agent, "s2", imageOf("b"));
+    const one = agent.cold.move("s1");
+    const two = agent.cold.move("s2");
+    expect(agent.lifecycle.delete("s1")).toBe(true);
+    expect(existsSync(join(dir, one.archivePath))).toBe(false);
+    expect(existsSync(join(dir, two.archivePath))).toBe(true);
+    expect(hitIds(agent, "zebras")).toEqual([
+      `s2/${agent.transcripts.read("s2").find((e) => JSON.stringify(e.event).includes("zebras"))?.event.id}`,
+    ]);
+    const counts = agent.db
+      .prepare<{ cold: number; fts: number }>(
+        `SELECT (SELECT count(*) FROM cold_sessions) AS cold,
+           (SELECT count(*) FROM cold_fts WHERE rowid / 4294967296 =
+             (SELECT session_no FROM sessions WHERE session_id = 's2')) AS fts`,
+      )
+      .get();
+    expect(counts).toEqual({ cold: 1, fts: 44 });
+    expect(agent.db.prepare("SELECT count(*) AS n FROM cold_fts").get()).toEqual({ n: 44 });
     home.close();
   });
 

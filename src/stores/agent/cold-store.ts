@@ -53,8 +53,8 @@ export class ColdStore {
   private readonly rows: ColdRows;
   private readonly selectCold: SqlStatement<ColdSessionRow>;
   private readonly selectArchiveUse: SqlStatement<{ found: number }>;
-  /** Archives of restores whose transaction was not the outermost: removed once it committed. */
-  private readonly restoredFiles: string[] = [];
+  /** Archives whose cold row a transaction deletes (a restore, a deleted session): removed after it commits. */
+  private readonly releasedFiles: string[] = [];
 
   constructor(
     private readonly db: Database,
@@ -86,7 +86,10 @@ export class ColdStore {
     if (this.db.inTransaction) throw new TypeError("Expected move() outside a transaction");
     const dir = this.coldDir();
     const found = this.db.snapshot(() => this.collect(sessionId));
-    if ("cold" in found) return { ...this.resultOf(sessionId, found.cold), alreadyCold: true };
+    if ("cold" in found) {
+      this.removeLeftovers(found.cold.session_no);
+      return { ...this.resultOf(sessionId, found.cold), alreadyCold: true };
+    }
     const encoded = encodeArchive(sessionId, found.events, found.blobs);
     const name = newArchiveName(found.sessionNo);
     const path = writeArchiveFile(dir, name, encoded.chunks);
@@ -104,20 +107,21 @@ export class ColdStore {
   }
 
   /**
-   * Puts a cold session's rows back (same seqs and event ids, new row ids), its index rows with
-   * them, and removes its cold row, in one transaction; the archive is deleted once that
-   * transaction has committed. False when the session was not cold.
+   * Puts a cold session's rows back (same seqs and event ids, new row ids) and removes its cold
+   * row, in one transaction; the archive is deleted once that transaction has committed. Their
+   * index rows stay in cold_fts (see agent/0011_cold_sessions.sql), so the new ids are marked
+   * indexed. False when the session was not cold.
    */
   restore(sessionId: string): boolean {
     checkSessionId(sessionId);
     const restored = this.db.tx(() => this.restoreInTx(sessionId));
-    this.removeRestoredFiles();
+    this.removeReleasedFiles();
     return restored;
   }
 
   /**
    * The restore inside the caller's transaction; its archive is queued and deleted by
-   * `removeRestoredFiles()` after the outermost transaction commits.
+   * `removeReleasedFiles()` after the outermost transaction commits.
    */
   restoreInTx(sessionId: string): boolean {
     const row = this.selectCold.get(sessionId);
@@ -140,14 +144,23 @@ export class ColdStore {
     } finally {
       file.close();
     }
-    this.restoredFiles.push(path);
+    this.releasedFiles.push(path);
     return true;
   }
 
-  /** Deletes the archives of committed restores (none while a transaction is still open). */
-  removeRestoredFiles(): void {
-    if (this.restoredFiles.length === 0 || this.db.inTransaction) return;
-    for (const path of this.restoredFiles.splice(0)) {
+  /**
+   * Queues the archive of a session about to be deleted, for `removeReleasedFiles()` once the
+   * delete has committed.
+   */
+  release(sessionId: string): void {
+    const row = this.selectCold.get(sessionId);
+    if (row !== undefined) this.releasedFiles.push(this.pathOf(row));
+  }
+
+  /** Deletes the archives of committed restores and deletes (none while a transaction is open). */
+  removeReleasedFiles(): void {
+    if (this.releasedFiles.length === 0 || this.db.inTransaction) return;
+    for (const path of this.releasedFiles.splice(0)) {
       // Only if no row names it: a rolled-back restore left its cold row in place.
       const name = join("agents", this.agentId, "agent", "cold", path.split(/[\\/]/).at(-1) ?? "");
       if (this.selectArchiveUse.get(name) === undefined) removeFile(path);
@@ -207,7 +220,11 @@ export class ColdStore {
     return rows;
   }
 
-  /** Reads the written file back: its SHA-256, then every member and blob against the counts. */
+  /**
+   * Reads the written file back: its SHA-256 must be the one of the bytes encoded, and its index
+   * must count the session's events. The members are not inflated again: the hash already says
+   * they are the bytes the encoder made, and each carries its own CRC for every later read.
+   */
   private verifyFile(path: string, encoded: EncodedArchive): void {
     const file = openArchiveFile(path);
     if (file === undefined) throw new StateError("E_IO", `cold archive ${path} vanished`);
@@ -218,7 +235,7 @@ export class ColdStore {
         throw new StateError("E_IO", `cold archive ${path} does not read back as written`);
       }
       const { events, firstSeq, lastSeq } = encoded.index;
-      new ArchiveReader(file.readAt, file.size).verify({ events, firstSeq, lastSeq });
+      new ArchiveReader(file.readAt, file.size).checkCounts({ events, firstSeq, lastSeq });
     } finally {
       file.close();
     }

@@ -269,11 +269,15 @@ export class SessionLifecycle {
 
   /** Deletes a session with its events, identities, snapshots and search rows. */
   delete(sessionId: string): boolean {
-    return this.db.tx(() => {
-      const removed = this.deleteSession.run(checkSessionId(sessionId)).changes > 0;
+    const removed = this.db.tx(() => {
+      this.transcripts.cold.release(checkSessionId(sessionId));
+      const removed = this.deleteSession.run(sessionId).changes > 0;
       if (removed) this.transcripts.sweepOrphanBlobs();
       return removed;
     });
+    // A cold session's archive goes once its rows are gone for good.
+    this.transcripts.cold.removeReleasedFiles();
+    return removed;
   }
 
   private requireActive(sessionKey: string): SessionInfo {

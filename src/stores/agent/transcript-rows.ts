@@ -62,8 +62,6 @@ export interface ColdSessionRow {
   last_event_id: string | null;
   last_event_type: string | null;
   last_created_at: number;
-  fts_first_rowid: number;
-  fts_last_rowid: number;
   moved_at: number;
 }
 
@@ -111,8 +109,6 @@ export const COLD_SESSION_COLUMNS = columnsOf<ColdSessionRow>()(
   "last_event_id",
   "last_event_type",
   "last_created_at",
-  "fts_first_rowid",
-  "fts_last_rowid",
   "moved_at",
 );
 export const SNAPSHOT_COLUMNS = columnsOf<SnapshotRow>()(

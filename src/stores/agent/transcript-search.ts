@@ -39,9 +39,11 @@ interface HitRow {
   score: number;
 }
 
+/** A hit of cold_fts: its event's hot JSON when the session is hot again, else null. */
 interface ColdHitRow {
   session_id: string;
   seq: number;
+  event_json: string | null;
   score: number;
 }
 
@@ -83,17 +85,6 @@ export class TranscriptSearch {
     private readonly cold: ColdStore = new ColdStore(db, agentId, index),
   ) {
     this.index = index;
-    this.coldAll = db.prepare(
-      `SELECT s.session_id, c.seq, c.score FROM
-         (SELECT session_no, seq, rank AS score FROM cold_fts WHERE cold_fts MATCH ?
-          ORDER BY rank LIMIT ?) c
-       JOIN sessions s ON s.session_no = c.session_no ORDER BY c.score`,
-    );
-    this.coldInSession = db.prepare(
-      `SELECT ? AS session_id, seq, rank AS score FROM cold_fts
-       WHERE cold_fts MATCH ? AND session_no = (SELECT session_no FROM sessions WHERE session_id = ?)
-       ORDER BY rank LIMIT ?`,
-    );
     // The best `limit` index rows first, by FTS5's own rank ordering; only those are joined to
     // their events. Joining first read the JSON of every matching event before the sort.
     this.all = db.prepare(
@@ -117,6 +108,20 @@ export class TranscriptSearch {
     this.pendingAll = db.prepare(pending);
     this.pendingInSession = db.prepare(`${pending} AND s.session_id = ?`);
     this.selectJson = db.prepare("SELECT event_json FROM transcript_events WHERE id = ?");
+    // cold_fts rowids are session_no * 2^32 + seq (agent/0011_cold_sessions.sql).
+    const coldHits = (where: string) =>
+      `SELECT s.session_id, c.seq, e.event_json, c.score FROM
+         (SELECT rowid / 4294967296 AS session_no, rowid % 4294967296 AS seq, rank AS score
+          FROM cold_fts WHERE ${where} ORDER BY rank LIMIT ?) c
+       JOIN sessions s ON s.session_no = c.session_no
+       LEFT JOIN transcript_events e ON e.session_no = c.session_no AND e.seq = c.seq
+       ORDER BY c.score`;
+    this.coldAll = db.prepare(coldHits("cold_fts MATCH ?"));
+    this.coldInSession = db.prepare(
+      coldHits(`cold_fts MATCH ? AND rowid BETWEEN
+        (SELECT session_no * 4294967296 FROM sessions WHERE session_id = ?)
+        AND (SELECT session_no * 4294967296 + 4294967295 FROM sessions WHERE session_id = ?)`),
+    );
   }
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
@@ -148,39 +153,38 @@ export class TranscriptSearch {
     return [...hot, ...cold].sort((a, b) => a.score - b.score).slice(0, limit);
   }
 
-  /** The best hits among cold sessions, each event read from its session's archive. */
+  /**
+   * The best hits of cold_fts: events of sessions that are hot again come with their rows; the
+   * others are read from their session's archive, each archive opened once.
+   */
   private matchCold(match: string, sessionId: string | undefined, limit: number): HitRow[] {
     const rows =
       sessionId === undefined
         ? this.coldAll.all(match, limit)
-        : this.coldInSession.all(sessionId, match, sessionId, limit);
-    const bySession = new Map<string, ColdHitRow[]>();
-    for (const row of rows)
-      bySession.set(row.session_id, [...(bySession.get(row.session_id) ?? []), row]);
+        : this.coldInSession.all(match, sessionId, sessionId, limit);
     const hits: HitRow[] = [];
-    for (const [id, sessionRows] of bySession) {
-      const archive = this.cold.open(id);
-      // Restored since the MATCH read its rows (another connection): its events are hot again
-      // and the next search finds them there.
-      if (archive === undefined || archive === "restored") continue;
-      try {
-        const json = archive.jsonBySeq(sessionRows.map((row) => Number(row.seq)));
-        for (const row of sessionRows) {
-          const eventJson = json.get(Number(row.seq));
-          if (eventJson !== undefined) {
-            hits.push({
-              session_id: id,
-              seq: Number(row.seq),
-              event_json: eventJson,
-              score: row.score,
-            });
-          }
-        }
-      } finally {
-        archive.close();
-      }
+    const archived = new Map<string, ColdHitRow[]>();
+    for (const row of rows) {
+      if (row.event_json !== null) hits.push({ ...row, event_json: row.event_json });
+      else archived.set(row.session_id, [...(archived.get(row.session_id) ?? []), row]);
     }
+    for (const [id, sessionRows] of archived) hits.push(...this.fromArchive(id, sessionRows));
     return hits;
+  }
+
+  private fromArchive(sessionId: string, rows: readonly ColdHitRow[]): HitRow[] {
+    const archive = this.cold.open(sessionId);
+    // Restored by another connection since the MATCH: the next search reads the hot rows.
+    if (archive === undefined || archive === "restored") return [];
+    try {
+      const json = archive.jsonBySeq(rows.map((row) => row.seq));
+      return rows.flatMap((row) => {
+        const eventJson = json.get(row.seq);
+        return eventJson === undefined ? [] : [{ ...row, event_json: eventJson }];
+      });
+    } finally {
+      archive.close();
+    }
   }
 
   /** Runs `read` after indexing the backlog, in one transaction when there is one. */

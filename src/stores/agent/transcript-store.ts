@@ -264,7 +264,7 @@ export class TranscriptStore {
       if (batch.lastId > 0) this.index.afterAppend(batch.lastId);
       return result;
     });
-    this.coldStore?.removeRestoredFiles();
+    this.coldStore?.removeReleasedFiles();
     return result;
   }
 
@@ -282,7 +282,7 @@ export class TranscriptStore {
       if (batch.lastId > 0) this.index.afterAppend(batch.lastId);
       return results;
     });
-    this.coldStore?.removeRestoredFiles();
+    this.coldStore?.removeReleasedFiles();
     return results;
   }
 
