@@ -186,8 +186,17 @@ export function encodeArchive(
   return { chunks, bytes, sha256: hash.digest("hex"), index };
 }
 
-function corrupt(what: string): StateError {
-  return new StateError("E_CORRUPT", `cold archive: ${what}`);
+function corrupt(what: string, cause?: unknown): StateError {
+  return new StateError("E_CORRUPT", `cold archive: ${what}`, cause === undefined ? {} : { cause });
+}
+
+/** The text of one gzip member; a bad CRC, a cut member or a non-gzip range is E_CORRUPT. */
+function inflate(bytes: Buffer, what: string): string {
+  try {
+    return gunzipSync(bytes).toString("utf8");
+  } catch (error) {
+    throw corrupt(`${what} does not inflate`, error);
+  }
 }
 
 /** Reads an archive of `size` bytes through `readAt`: the index at once, members on demand. */
@@ -205,7 +214,7 @@ export class ArchiveReader {
     const indexOffset = Number(trailer.readBigUInt64BE(8));
     if (indexOffset > size - TRAILER_BYTES) throw corrupt("index offset past the end");
     const indexBytes = readAt(indexOffset, size - TRAILER_BYTES - indexOffset);
-    this.index = JSON.parse(gunzipSync(indexBytes).toString("utf8")) as ArchiveIndex;
+    this.index = JSON.parse(inflate(indexBytes, "index")) as ArchiveIndex;
     if (this.index.format !== FORMAT) throw corrupt(`unknown format ${this.index.format}`);
     this.blobsBySha = new Map(this.index.blobs.map((b) => [b.sha256, b]));
   }
@@ -214,7 +223,7 @@ export class ArchiveReader {
   member(i: number): ArchivedEvent[] {
     const m = this.index.members[i];
     if (m === undefined) throw new RangeError(`no member ${i}`);
-    const events = eventsOf(gunzipSync(this.readAt(m.offset, m.length)).toString("utf8"));
+    const events = eventsOf(inflate(this.readAt(m.offset, m.length), `member ${i}`));
     if (events.length !== m.events)
       throw corrupt(`member ${i} holds ${events.length} events, not ${m.events}`);
     return events;
