@@ -131,14 +131,12 @@ function eventsOf(text: string): ArchivedEvent[] {
   return events;
 }
 
-/** Builds the archive of `events` (in seq order) and `blobs`. */
-export function encodeArchive(
-  sessionId: string,
+/** Gzip members of about COLD_MEMBER_BYTES of rows each, appended to `chunks` (empty at first). */
+function encodeMembers(
   events: Iterable<ArchivedEvent>,
-  blobs: readonly ArchivedBlob[],
-  level = 6,
-): EncodedArchive {
-  const chunks: Buffer[] = [];
+  chunks: Buffer[],
+  level: number,
+): ArchiveMember[] {
   const members: ArchiveMember[] = [];
   let offset = 0;
   let lines: string[] = [];
@@ -160,6 +158,19 @@ export function encodeArchive(
     if (pending.bytes >= COLD_MEMBER_BYTES) flush();
   }
   flush();
+  return members;
+}
+
+/** Builds the archive of `events` (in seq order) and `blobs`. */
+export function encodeArchive(
+  sessionId: string,
+  events: Iterable<ArchivedEvent>,
+  blobs: readonly ArchivedBlob[],
+  level = 6,
+): EncodedArchive {
+  const chunks: Buffer[] = [];
+  const members = encodeMembers(events, chunks, level);
+  let offset = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
   const blobEntries = blobs.map((blob): ArchiveBlobEntry => {
     const { sha256, mimeType, createdAt, data } = blob;
     chunks.push(data);
@@ -182,8 +193,12 @@ export function encodeArchive(
   chunks.push(indexBytes, trailer);
   const hash = createHash("sha256");
   for (const chunk of chunks) hash.update(chunk);
-  const bytes = offset + indexBytes.length + TRAILER_BYTES;
-  return { chunks, bytes, sha256: hash.digest("hex"), index };
+  return {
+    chunks,
+    bytes: offset + indexBytes.length + TRAILER_BYTES,
+    sha256: hash.digest("hex"),
+    index,
+  };
 }
 
 function corrupt(what: string, cause?: unknown): StateError {
