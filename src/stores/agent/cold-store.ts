@@ -92,7 +92,7 @@ export class ColdStore {
     }
     const encoded = encodeArchive(sessionId, found.events, found.blobs);
     const name = newArchiveName(found.sessionNo);
-    const path = writeArchiveFile(dir, name, encoded.chunks);
+    const path = this.write(dir, name, encoded);
     const relative = join("agents", this.agentId, "agent", "cold", name);
     try {
       this.verifyFile(path, encoded);
@@ -218,6 +218,19 @@ export class ColdStore {
       });
     }
     return rows;
+  }
+
+  private write(dir: string, name: string, encoded: EncodedArchive): string {
+    try {
+      return writeArchiveFile(dir, name, encoded.chunks);
+    } catch (error) {
+      // A full disk, or a sweep in another process that took the temp file: nothing moved.
+      removeFile(join(dir, name));
+      removeFile(join(dir, `${name}.tmp`));
+      throw new StateError("E_IO", `cannot write cold archive ${join(dir, name)}`, {
+        cause: error,
+      });
+    }
   }
 
   /**
