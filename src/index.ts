@@ -121,7 +121,7 @@ export type {
   ToolArtifactStore,
 } from "./stores/agent/artifact-store.js";
 export type { CacheEntry, CacheSet, CacheStore } from "./stores/agent/cache-store.js";
-export type { ColdMoveResult, ColdStore } from "./stores/agent/cold-store.js";
+export type { ColdMoveResult, ColdSessionInfo, ColdStore } from "./stores/agent/cold-store.js";
 export type {
   ContextSnapshotListOptions,
   ContextSnapshotQuery,

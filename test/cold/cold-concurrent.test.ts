@@ -65,9 +65,9 @@ describe("moves racing appends from another process", () => {
     expect(agent.db.integrityCheck()).toEqual(["ok"]);
     // Only the archive of the current cold row (if any) is left.
     agent.cold.sweep();
-    const row = agent.cold.row("s1");
+    const info = agent.cold.info("s1");
     const files = readdirSync(join(dir, "agents", "main", "agent", "cold"));
-    expect(files).toEqual(row === undefined ? [] : [row.archive_path.split("/").at(-1)]);
+    expect(files).toEqual(info === undefined ? [] : [info.archivePath.split("/").at(-1)]);
     home.close();
   }, 120_000);
 });

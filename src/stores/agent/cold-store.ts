@@ -37,6 +37,32 @@ export interface ColdMoveResult {
   alreadyCold: boolean;
 }
 
+/** A cold session's archive, as `info()` describes it. */
+export interface ColdSessionInfo {
+  sessionId: string;
+  /** The archive, relative to the home. */
+  archivePath: string;
+  sha256: string;
+  bytes: number;
+  events: number;
+  firstSeq: number;
+  lastSeq: number;
+  movedAt: number;
+}
+
+function coldInfoFromRow(sessionId: string, row: ColdSessionRow): ColdSessionInfo {
+  return {
+    sessionId,
+    archivePath: row.archive_path,
+    sha256: row.sha256,
+    bytes: row.bytes,
+    events: row.events,
+    firstSeq: row.first_seq,
+    lastSeq: row.last_seq,
+    movedAt: row.moved_at,
+  };
+}
+
 /**
  * Cold storage of idle sessions: `move` writes a session's events and blobs to an archive in the
  * agent's `cold/` directory and deletes their hot rows; reads of a cold session come from the
@@ -71,13 +97,14 @@ export class ColdStore {
     );
   }
 
-  /** The cold row of a session, or undefined while it is hot. */
-  row(sessionId: string): ColdSessionRow | undefined {
-    return this.selectCold.get(checkSessionId(sessionId));
+  /** Where and how a session is archived, or undefined while it is hot. */
+  info(sessionId: string): ColdSessionInfo | undefined {
+    const row = this.selectCold.get(checkSessionId(sessionId));
+    return row === undefined ? undefined : coldInfoFromRow(sessionId, row);
   }
 
   isCold(sessionId: string): boolean {
-    return this.row(sessionId) !== undefined;
+    return this.selectCold.get(checkSessionId(sessionId)) !== undefined;
   }
 
   /** Moves a session's events out of the hot tables into an archive; see the class comment. */
@@ -102,7 +129,7 @@ export class ColdStore {
       throw error;
     }
     this.removeLeftovers(found.sessionNo);
-    const row = this.row(sessionId) as ColdSessionRow;
+    const row = this.selectCold.get(sessionId) as ColdSessionRow;
     return { ...this.resultOf(sessionId, row), alreadyCold: false };
   }
 
