@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type AgentState, openStateHome, type StateHome } from "../../home.js";
@@ -262,6 +262,29 @@ describe("ColdStore.move and transparent reads", () => {
       .get();
     expect(counts).toEqual({ cold: 1, fts: 44 });
     expect(agent.db.prepare("SELECT count(*) AS n FROM cold_fts").get()).toEqual({ n: 44 });
+    home.close();
+  });
+
+  it("says E_CORRUPT when an archive is missing or damaged, and changes nothing on append", () => {
+    const { home, agent, dir } = openAgent();
+    generatedSession(agent, "s1", imageOf("a"));
+    const moved = agent.cold.move("s1");
+    const file = join(dir, moved.archivePath);
+    const bytes = readFileSync(file);
+    const corrupt = expect.objectContaining({ code: "E_CORRUPT" });
+    const damaged = Buffer.from(bytes);
+    damaged[30] = (damaged[30] as number) ^ 0xff;
+    writeFileSync(file, damaged);
+    expect(() => agent.transcripts.read("s1")).toThrow(corrupt);
+    expect(() => agent.transcripts.append("s1", user("lost?"))).toThrow(corrupt);
+    rmSync(file);
+    expect(() => agent.transcripts.tail("s1")).toThrow(corrupt);
+    expect(() => agent.transcripts.append("s1", user("lost?"))).toThrow(corrupt);
+    expect(agent.cold.isCold("s1")).toBe(true);
+    expect(hotRows(agent, "s1")).toEqual([]);
+    // Put back, the archive serves again and the append restores it.
+    writeFileSync(file, bytes);
+    expect(agent.transcripts.append("s1", user("found")).seq).toBe(moved.events + 1);
     home.close();
   });
 
