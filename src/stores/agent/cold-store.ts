@@ -175,15 +175,6 @@ export class ColdStore {
     return true;
   }
 
-  /**
-   * Queues the archive of a session about to be deleted, for `removeReleasedFiles()` once the
-   * delete has committed.
-   */
-  release(sessionId: string): void {
-    const row = this.selectCold.get(sessionId);
-    if (row !== undefined) this.releasedFiles.push(this.pathOf(row));
-  }
-
   /** Deletes the archives of committed restores and deletes (none while a transaction is open). */
   removeReleasedFiles(): void {
     if (this.releasedFiles.length === 0 || this.db.inTransaction) return;

@@ -267,10 +267,14 @@ export class SessionLifecycle {
     return this.get(sessionId);
   }
 
-  /** Deletes a session with its events, identities, snapshots and search rows. */
+  /**
+   * Deletes a session with its events, identities, snapshots and search rows. A cold session is
+   * restored first, in the same transaction, so that every delete trigger (the usage rollups'
+   * among them) sees its rows.
+   */
   delete(sessionId: string): boolean {
     const removed = this.db.tx(() => {
-      this.transcripts.cold.release(checkSessionId(sessionId));
+      this.transcripts.cold.restoreInTx(checkSessionId(sessionId));
       const removed = this.deleteSession.run(sessionId).changes > 0;
       if (removed) this.transcripts.sweepOrphanBlobs();
       return removed;

@@ -171,12 +171,14 @@ export class TranscriptIndex {
 
   /**
    * Moves the mark to `id` for rows the caller indexed itself (a restore of a cold session gives
-   * its index rows back). Only right inside the transaction of an `indexPending()` that left no
-   * event above the mark but those.
+   * its index rows back), and the usage rollups' mark too (they kept counting the session while it
+   * was cold). Only right inside the transaction of an `indexPending()` that left no event above
+   * the marks but those.
    */
   coverThrough(id: number): void {
     this.updateMark.run(id);
     this.seenMark = id;
+    this.rollup.coverThrough(id);
   }
 
   /**

@@ -122,6 +122,16 @@ export class UsageRollup {
     return rows.length;
   }
 
+  /**
+   * Moves the mark to `id` for rows already counted (a restored cold session: its events kept
+   * their counts while cold). Only right after a `rollUp` that left no event above the mark but
+   * those.
+   */
+  coverThrough(id: number): void {
+    for (const held of this.held.keys()) if (held <= id) this.held.delete(held);
+    this.updateMark.run(id);
+  }
+
   private heldFactsOf(row: NextRow): UsageFacts | undefined {
     const held = this.held.get(row.id);
     return held?.eventId === row.event_id && held.createdAt === row.created_at

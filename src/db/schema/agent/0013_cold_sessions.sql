@@ -53,6 +53,30 @@ WHEN NOT EXISTS (SELECT 1 FROM cold_sessions WHERE session_no = old.session_no) 
     AND indexed_through > (SELECT coalesce(max(id), 0) FROM transcript_events);
 END;
 
+-- A cold session's events still count in the usage rollups: a move keeps them counted (the index
+-- is caught up, rollups included, before it), and a restore marks the rows it puts back as
+-- counted (TranscriptIndex.coverThrough). Only a delete of the session takes them out, and that
+-- restores it first (SessionLifecycle.delete), so this trigger sees its rows. Every other delete
+-- keeps the trigger of 0012 exactly.
+DROP TRIGGER transcript_events_unroll;
+CREATE TRIGGER transcript_events_unroll BEFORE DELETE ON transcript_events
+WHEN NOT EXISTS (SELECT 1 FROM cold_sessions WHERE session_no = old.session_no) BEGIN
+  UPDATE usage_daily SET events = usage_daily.events - 1,
+    messages = usage_daily.messages - f.messages,
+    input_tokens = usage_daily.input_tokens - f.input_tokens,
+    output_tokens = usage_daily.output_tokens - f.output_tokens,
+    cache_read_tokens = usage_daily.cache_read_tokens - f.cache_read_tokens,
+    cache_write_tokens = usage_daily.cache_write_tokens - f.cache_write_tokens,
+    cost = usage_daily.cost - f.cost,
+    priced_messages = usage_daily.priced_messages - f.priced_messages
+  FROM (SELECT * FROM usage_event_facts WHERE id = old.id) AS f
+  WHERE old.id <= (SELECT rolled_through FROM usage_rollup_state WHERE name = 'daily')
+    AND usage_daily.day_start_at = f.day_start_at AND usage_daily.provider = f.provider
+    AND usage_daily.model = f.model;
+  DELETE FROM usage_daily WHERE events = 0 AND (day_start_at, provider, model) =
+    (SELECT day_start_at, provider, model FROM usage_event_facts WHERE id = old.id);
+END;
+
 -- The sessions view reads a cold session's tail from its cold row: same columns, same meaning.
 DROP VIEW agentstate_sessions_v1;
 CREATE VIEW agentstate_sessions_v1 AS
