@@ -50,7 +50,7 @@ export function familiesBySql(db: RawSqlite): FamilyBytes {
   const vfs = sum("tbl_name IN ('vfs_entries', 'vfs_chunks')");
   const fts = sum(
     `tbl_name LIKE 'transcript\\_fts%' ESCAPE '\\' OR tbl_name LIKE 'facts\\_fts%' ESCAPE '\\'
-     OR tbl_name = 'search_index_state'`,
+     OR tbl_name LIKE 'cold\\_fts%' ESCAPE '\\' OR tbl_name = 'search_index_state'`,
   );
   const pageSize = Number(scalar(db, "PRAGMA page_size"));
   const file = Number(scalar(db, "PRAGMA page_count")) * pageSize;
