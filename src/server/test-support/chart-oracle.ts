@@ -93,3 +93,46 @@ export function queueCountsBySql(home: string): { queue: string; status: string;
         .all() as { queue: string; status: string; n: number }[],
   );
 }
+
+export interface UsageDay {
+  day: string;
+  messages: number;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cost: number;
+  priced: number;
+}
+
+const IN_WINDOW = "date(created_at / 1000, 'unixepoch') >= date('now', ?)";
+const tokensOf = (field: string) =>
+  `sum(CASE WHEN json_type(event_json, '$.message.usage.${field}') = 'integer'
+       THEN json_extract(event_json, '$.message.usage.${field}') ELSE 0 END)`;
+
+/** Events of every type per UTC day of one agent's database, over the last `days` days. */
+export function eventsPerDayBySql(db: RawSqlite, days: number): { day: string; events: number }[] {
+  return db
+    .prepare(
+      `SELECT date(created_at / 1000, 'unixepoch') AS day, count(*) AS events
+       FROM transcript_events WHERE ${IN_WINDOW} GROUP BY 1 ORDER BY 1`,
+    )
+    .all(`-${days - 1} days`) as { day: string; events: number }[];
+}
+
+/** Assistant messages' tokens and recorded cost per UTC day, read from the events' JSON. */
+export function usagePerDayBySql(db: RawSqlite, days: number): UsageDay[] {
+  return db
+    .prepare(
+      `SELECT date(created_at / 1000, 'unixepoch') AS day, count(*) AS messages,
+         ${tokensOf("input")} AS input, ${tokensOf("output")} AS output,
+         ${tokensOf("cacheRead")} AS cacheRead, ${tokensOf("cacheWrite")} AS cacheWrite,
+         total(json_extract(event_json, '$.message.usage.cost.total')) AS cost,
+         count(json_extract(event_json, '$.message.usage.cost.total')) AS priced
+       FROM transcript_events
+       WHERE json_extract(event_json, '$.type') = 'message'
+         AND json_extract(event_json, '$.message.role') = 'assistant' AND ${IN_WINDOW}
+       GROUP BY 1 ORDER BY 1`,
+    )
+    .all(`-${days - 1} days`) as UsageDay[];
+}

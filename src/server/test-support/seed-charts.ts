@@ -85,14 +85,87 @@ function seedAgentData(
   return { vfsBytes: file.length, blobBytes: image.length };
 }
 
+interface Reply {
+  agentId: "main" | "research";
+  daysAgo: number;
+  model: string;
+  usage?: Record<string, unknown>;
+}
+
+const cost = (total: number) => ({ input: total / 2, output: total / 2, total });
+// Spread over days, both agents and two models; one reply records no cost (no price is
+// invented for it), one has no usage at all, one is 40 days back: in a 90-day range only.
+const REPLIES: Reply[] = [
+  {
+    agentId: "research",
+    daysAgo: 40,
+    model: "claude-sonnet",
+    usage: { input: 100, output: 20, cacheRead: 0, cacheWrite: 0, cost: cost(0.0004) },
+  },
+  { agentId: "research", daysAgo: 5, model: "gpt-5-mini" },
+  {
+    agentId: "main",
+    daysAgo: 2,
+    model: "gpt-5-mini",
+    usage: { input: 2500, output: 410, cacheRead: 0, cacheWrite: 0 },
+  },
+  {
+    agentId: "research",
+    daysAgo: 2,
+    model: "claude-sonnet",
+    usage: { input: 7000, output: 1500, cacheRead: 12000, cacheWrite: 3000, cost: cost(0.0911) },
+  },
+  {
+    agentId: "main",
+    daysAgo: 0,
+    model: "claude-sonnet",
+    usage: { input: 1200, output: 340, cacheRead: 5000, cacheWrite: 800, cost: cost(0.0125) },
+  },
+  {
+    agentId: "main",
+    daysAgo: 0,
+    model: "claude-sonnet",
+    usage: { input: 300, output: 90, cacheRead: 6100, cacheWrite: 0, cost: cost(0.0031) },
+  },
+];
+
+/**
+ * Assistant replies with token usage and recorded cost, at noon UTC on days in the past and now
+ * for today's. Appended oldest first, before anything else of the chart seed, so that the last
+ * appended event is still the newest: the overview reports the last appended one.
+ */
+function seedUsage(home: StateHome, seeded: SeededHome): void {
+  const noon = Math.floor(Date.now() / DAY) * DAY + 12 * HOUR;
+  for (const [i, reply] of REPLIES.entries()) {
+    const sessionId = reply.agentId === "main" ? seeded.activeId : seeded.researchId;
+    const at = reply.daysAgo === 0 ? Date.now() : noon - reply.daysAgo * DAY;
+    home.transcripts.append(
+      { agentId: reply.agentId, sessionId },
+      {
+        type: "message",
+        timestamp: new Date(at).toISOString(),
+        message: {
+          role: "assistant",
+          provider: reply.model.startsWith("gpt") ? "openai" : "anthropic",
+          model: reply.model,
+          content: [{ type: "text", text: `reply ${i}` }],
+          ...(reply.usage ? { usage: reply.usage } : {}),
+        },
+      },
+    );
+  }
+}
+
 /**
  * On a home made by `seedHome` (and `seedInbound`), what the overview's charts show: a large VFS
  * file and a transcript image (blob), two cron jobs with ok / error / skipped runs over a week, a
- * queue with dead letters, and a real backup whose manifest carries each snapshot's check.
+ * queue with dead letters, assistant replies with token usage over a few days (one without a
+ * recorded cost), and a real backup whose manifest carries each snapshot's check.
  */
 export async function seedCharts(seeded: SeededHome): Promise<SeededCharts> {
   const home = openStateHome({ home: seeded.home, create: false });
   try {
+    seedUsage(home, seeded);
     const sizes = seedAgentData(home, seeded);
     seedCron(home);
     seedQueue(home);
