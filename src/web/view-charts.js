@@ -1,10 +1,11 @@
 // The charts of the home page: storage per agent by table family, cron runs per day, delivery
-// queues. Each chart has its numbers in a table under it; the same data is JSON under
+// queues, and (from view-usage.js) token usage and events per day. Each chart has its numbers in a table under it; the same data is JSON under
 // /api/charts/….
 
 import { api } from "./api.js";
 import { COLORS, stackedBars } from "./charts.js";
 import { formatBytes, formatTime, h, replace, table } from "./dom.js";
+import { renderUsage } from "./view-usage.js";
 
 const CRON_DAYS = 30;
 const FAMILY_TITLES = {
@@ -190,16 +191,12 @@ function deliveriesSection({ queues }) {
   return { node, draws: [draw] };
 }
 
-/**
- * Where the token-usage and events-per-day charts go. They are drawn from the usage rollups, not
- * computed here from raw transcript events (a full scan per page view).
- */
+/** The usage section's place: filled by `renderUsage`, which reads the usage rollups. */
 function usageSection() {
   return h(
     "section",
     { class: "chart-section", id: "usage" },
     h("h2", {}, "Token usage and events per day"),
-    h("p", { class: "muted" }, "Not available yet: these charts come from the usage rollups."),
   );
 }
 
@@ -212,14 +209,17 @@ export async function renderCharts(slot, isCurrent) {
   ]);
   if (!isCurrent()) return () => {};
   const sections = [storageSection(storage), cronSection(cron), deliveriesSection(deliveries)];
+  const usage = usageSection();
   replace(
     slot,
     sections.map((s) => s.node),
-    usageSection(),
+    usage,
   );
   // Drawn once in the page: a chart takes its width from its container.
   const charts = sections.flatMap((s) => s.draws.map((draw) => draw())).filter(Boolean);
+  const destroyUsage = await renderUsage(usage, isCurrent);
   return () => {
+    destroyUsage();
     for (const chart of charts) chart.destroy();
   };
 }

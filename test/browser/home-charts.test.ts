@@ -7,9 +7,12 @@ import { type RunningServer, startServer } from "../../src/server/start-server.j
 import {
   agentDbPath,
   cronCountsBySql,
+  eventsPerDayBySql,
   familiesBySql,
   queueCountsBySql,
   scalar,
+  type UsageDay,
+  usagePerDayBySql,
   withRaw,
 } from "../../src/server/test-support/chart-oracle.js";
 import { seedCharts } from "../../src/server/test-support/seed-charts.js";
@@ -103,6 +106,77 @@ async function shotCharts(suffix: string, annotate: (m: string, a: object) => Pr
   }
 }
 
+/** Events per agent and day, and every agent's usage summed per day, by SQL over the files. */
+function usageBySql(days: number) {
+  const events = AGENTS.flatMap((agentId) =>
+    withRaw(agentDbPath(home, agentId), (db) => eventsPerDayBySql(db, days)).map((r) => ({
+      agentId,
+      ...r,
+    })),
+  );
+  const byDay = new Map<string, UsageDay>();
+  for (const agentId of AGENTS) {
+    for (const row of withRaw(agentDbPath(home, agentId), (db) => usagePerDayBySql(db, days))) {
+      const into = byDay.get(row.day);
+      if (!into) byDay.set(row.day, { ...row });
+      else
+        for (const k of Object.keys(row) as (keyof UsageDay)[]) if (k !== "day") into[k] += row[k];
+    }
+  }
+  const perDay = [...byDay.values()].sort((a, b) => a.day.localeCompare(b.day));
+  const sum = (f: (r: UsageDay) => number) => perDay.reduce((s, r) => s + f(r), 0);
+  const totals = {
+    events: events.reduce((s, r) => s + r.events, 0),
+    messages: sum((r) => r.messages),
+    input: sum((r) => r.input),
+    output: sum((r) => r.output),
+    cacheRead: sum((r) => r.cacheRead),
+    cacheWrite: sum((r) => r.cacheWrite),
+    cost: sum((r) => r.cost),
+    priced: sum((r) => r.priced),
+  };
+  return { events, perDay, totals };
+}
+
+// Counted in the page: the dashboard's CSP forbids the eval that waitForFunction's polling uses.
+const usageDayRows = () =>
+  page.evaluate<number>(`document.querySelectorAll("#usage-tokens-table tbody tr").length`);
+
+/** The usage section's three tables held against `usageBySql(days)`. */
+async function expectUsageTables(days: number) {
+  const sql = usageBySql(days);
+  const events = await cells("usage-events-table");
+  expect(events.map(([agentId, day, n]) => ({ agentId, day, events: digits(n) }))).toEqual(
+    sql.events,
+  );
+  const tokens = await cells("usage-tokens-table");
+  expect(tokens.map((r) => r[0])).toEqual(sql.perDay.map((r) => r.day));
+  for (const [i, row] of sql.perDay.entries()) {
+    const [, input, output, read, write, cost, priced] = tokens[i] ?? [];
+    expect([input, output, read, write].map(digits), row.day).toEqual([
+      row.input,
+      row.output,
+      row.cacheRead,
+      row.cacheWrite,
+    ]);
+    expect(Number(cost)).toBeCloseTo(row.cost, 4);
+    expect(priced).toBe(`${row.priced} / ${row.messages}`);
+  }
+  const [totals = []] = await cells("usage-totals-table");
+  const t = sql.totals;
+  expect(totals.filter((_, i) => i !== 6).map(digits)).toEqual([
+    t.events,
+    t.messages,
+    t.input,
+    t.output,
+    t.cacheRead,
+    t.cacheWrite,
+    t.priced,
+  ]);
+  expect(Number(totals[6])).toBeCloseTo(t.cost, 4);
+  return sql;
+}
+
 describe("the home overview", () => {
   it("shows each agent's sessions and events and the totals as SQL counts them", async () => {
     await page.goto(server.url);
@@ -137,7 +211,15 @@ describe("the home overview", () => {
     await page.locator(".chart canvas").first().waitFor();
     const sizes = await canvasSizes();
     expect(Object.keys(sizes).sort()).toEqual(
-      ["cron-cleanup", "cron-digest", "deliveries", "storage"].sort(),
+      [
+        "cron-cleanup",
+        "cron-digest",
+        "deliveries",
+        "storage",
+        "usage-events",
+        "usage-tokens",
+        "usage-cost",
+      ].sort(),
     );
     for (const [name, [width, height]] of Object.entries(sizes)) {
       expect(width, name).toBeGreaterThan(100);
@@ -196,6 +278,28 @@ describe("the home overview", () => {
     }
     expect(await page.locator("#usage").textContent()).toContain("usage rollups");
     await shotCharts("", annotate);
+  });
+
+  it("shows events, tokens and recorded cost per day as SQL over the events' JSON sums them", async () => {
+    await page.locator("#usage-tokens-table").waitFor();
+    const month = await expectUsageTables(30);
+    // The seed's replies: a reply without usage and one without a recorded cost are counted as
+    // messages but not as priced; the reply 40 days back is outside the 30 days.
+    expect(month.totals.messages - month.totals.priced).toBeGreaterThanOrEqual(2);
+    expect(month.totals.input).toBeGreaterThan(0);
+    expect(month.totals.cost).toBeGreaterThan(0);
+
+    await page.locator("#usage-days").selectOption("90");
+    await expect.poll(usageDayRows).toBeGreaterThan(month.perDay.length);
+    const quarter = await expectUsageTables(90);
+    expect(quarter.totals.input).toBeGreaterThan(month.totals.input);
+    const sizes = await canvasSizes();
+    for (const name of ["usage-events", "usage-tokens", "usage-cost"]) {
+      expect(sizes[name]?.[0], name).toBeGreaterThan(100);
+      expect(sizes[name]?.[1], name).toBeGreaterThan(100);
+    }
+    await page.locator("#usage-days").selectOption("30");
+    await expect.poll(usageDayRows).toBe(month.perDay.length);
   });
 
   it("fits a phone-width window, charts included", async ({ annotate }) => {
