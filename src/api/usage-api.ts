@@ -13,20 +13,8 @@ export interface UsageQueryOptions extends UsageRange {
   by?: UsageGrouping;
 }
 
-export interface UsageTotals {
-  /** Events of every type. */
-  events: number;
-  /** Assistant messages. */
-  messages: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  /** The sum of recorded costs: messages without one add nothing (no price is invented). */
-  cost: number;
-  /** Assistant messages that recorded a cost. */
-  pricedMessages: number;
-}
+/** Sums over a report's rows (also one row's own): a day's usage without its grouping keys. */
+export type UsageTotals = Omit<DailyUsage, "dayStartAt" | "provider" | "model">;
 
 /** One row of a report: the fields it is grouped by are set, the others null. */
 export interface UsageGroup extends UsageTotals {

@@ -9,15 +9,19 @@ const MAX_COUNTED = 1_000_000_000;
  * no JSON parsing; the rollup tests hold the two to the same independent sums.
  */
 export interface UsageFacts {
+  /** Unix ms of the day's start, 00:00 UTC. */
   dayStartAt: number;
   provider: string;
   model: string;
+  /** Assistant messages. */
   messages: number;
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The sum of the costs the messages recorded (`usage.cost.total`); none is ever estimated. */
   cost: number;
+  /** Assistant messages that recorded a cost: `messages - pricedMessages` have none. */
   pricedMessages: number;
 }
 

@@ -1,6 +1,7 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
+import type { UsageFacts } from "../../transcript/usage-facts.js";
 import { USAGE_SUMS } from "./usage-rollup.js";
 
 export const DAY_MS = 86_400_000;
@@ -12,23 +13,10 @@ export interface UsageRange {
 }
 
 /** One UTC day's events of one provider and model ('' for events naming none). */
-export interface DailyUsage {
-  /** Unix ms of the day's start, 00:00 UTC. */
-  dayStartAt: number;
-  provider: string;
-  model: string;
+/** One day's usage of one provider and model. */
+export interface DailyUsage extends UsageFacts {
   /** Events of every type: assistant messages under their model, the rest under ('', ''). */
   events: number;
-  /** Assistant messages. */
-  messages: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  /** The sum of the costs the messages recorded (`usage.cost.total`); none is ever estimated. */
-  cost: number;
-  /** Assistant messages that recorded a cost: `messages - pricedMessages` have none. */
-  pricedMessages: number;
 }
 
 interface DailyRow {
