@@ -1,4 +1,5 @@
 import { type Clock, checkInteger } from "../checks.js";
+import type { DeliveryEntry } from "./delivery-queue-rows.js";
 import type { UnknownPolicy } from "./delivery-receipts.js";
 
 export interface DeliveryQueueOptions {
@@ -13,6 +14,12 @@ export interface DeliveryQueueOptions {
   backoffMaxMs?: number;
   /** What `reconcileUnknown` does with each send of unknown outcome (default: `keep`). */
   onUnknown?: UnknownPolicy;
+}
+
+/** Keyset paging: at most `limit` entries, after the `after` entry (the last of the previous page). */
+export interface PageOptions {
+  limit?: number;
+  after?: DeliveryEntry;
 }
 
 export interface FailOptions {

@@ -16,6 +16,7 @@ import { type LeaseParams, leaseLostError, notUnknownError } from "./delivery-qu
 import {
   type DeliveryQueueOptions,
   type FailOptions,
+  type PageOptions,
   queueSettings,
   STORE_OPTIONS,
 } from "./delivery-queue-options.js";
@@ -41,7 +42,7 @@ import {
   type UnknownPolicy,
 } from "./delivery-receipts.js";
 
-export type { DeliveryQueueOptions, FailOptions } from "./delivery-queue-options.js";
+export type { DeliveryQueueOptions, FailOptions, PageOptions } from "./delivery-queue-options.js";
 export type {
   ClaimedDelivery,
   DeliveryEntry,
@@ -247,24 +248,8 @@ export class DeliveryQueueStore {
   }
 
   /** Dead letters of a queue, oldest failure first; pass the last entry as `after` for the next page. */
-  listFailed(
-    queue: string,
-    options: { limit?: number; after?: DeliveryEntry } = {},
-  ): DeliveryEntry[] {
-    const { limit, after } = checkOptions(
-      options,
-      ["limit", "after"],
-      "DeliveryQueueStore.listFailed",
-    );
-    const now = this.clock();
-    return this.sql.failedPage
-      .all({
-        queue: checkQueue(queue),
-        afterAt: after?.failedAt ?? -1,
-        afterId: after?.id ?? "",
-        limit: checkLimit(limit),
-      })
-      .map((row) => entryFromRow(row, now));
+  listFailed(queue: string, options: PageOptions = {}): DeliveryEntry[] {
+    return this.page("failedPage", "listFailed", queue, options, (e) => e.failedAt);
   }
 
   /** Puts a dead letter back in line with a fresh attempt count. */
@@ -282,21 +267,29 @@ export class DeliveryQueueStore {
    * Sends begun whose holder lost its lease before settling them: maybe delivered. Oldest send
    * first; pass the last entry as `after` for the next page.
    */
-  listUnknown(
+  listUnknown(queue: string, options: PageOptions = {}): DeliveryEntry[] {
+    return this.page("unknownPage", "listUnknown", queue, options, (e) => e.sendStartedAt);
+  }
+
+  /** A page of a queue's entries in (time, id) order, after the `after` entry's. */
+  private page(
+    statement: "failedPage" | "unknownPage",
+    method: string,
     queue: string,
-    options: { limit?: number; after?: DeliveryEntry } = {},
+    options: PageOptions,
+    timeOf: (entry: DeliveryEntry) => number | null,
   ): DeliveryEntry[] {
     const { limit, after } = checkOptions(
       options,
       ["limit", "after"],
-      "DeliveryQueueStore.listUnknown",
+      `DeliveryQueueStore.${method}`,
     );
     const now = this.clock();
-    return this.sql.unknownPage
+    return this.sql[statement]
       .all({
         queue: checkQueue(queue),
         now,
-        afterAt: after?.sendStartedAt ?? -1,
+        afterAt: (after && timeOf(after)) ?? -1,
         afterId: after?.id ?? "",
         limit: checkLimit(limit),
       })
