@@ -27,14 +27,21 @@ export class Checkpointer {
   private readonly built = existsSync(this.file);
   private worker: Worker | null = null;
   private failed = false;
+  /** Writers of this thread holding the checkpointer's rounds off (see `whileHeld`). */
+  private readonly holders = new Set<object>();
   private readonly ack = new Int32Array(new SharedArrayBuffer(4));
-  private readonly gate = new Int32Array(new SharedArrayBuffer(8));
   private seq = 0;
   /** Open databases per path in this process: only the last close of a path drops it. */
   private readonly open = new Map<string, number>();
   /** Paths the thread may hold a connection to. */
   private readonly announced = new Set<string>();
   private readonly fallbacks = new Set<() => void>();
+
+  /**
+   * `gate`: the words shared with the thread (see CheckpointerData); a test passes its own to
+   * play the thread's part.
+   */
+  constructor(private readonly gate = new Int32Array(new SharedArrayBuffer(8))) {}
 
   /** False from the TypeScript sources (no compiled thread), off the main thread, or after a failure. */
   get available(): boolean {
@@ -81,23 +88,38 @@ export class Checkpointer {
   /**
    * Runs `fn` (a writer's own checkpoint) while the thread runs none: holds the thread's next
    * round and waits, at most `waitMs`, for the one in progress. Returns undefined when that one
-   * did not end in time (the caller tries again later).
+   * did not end in time; the hold then stays raised, so the thread starts no new round and the
+   * caller's next try (its WalSignal retries within ANNOUNCE_MS) gets in. Let go and retried at
+   * once, a catch-up could lose to the thread's next round every time on a busy machine, while
+   * the WAL grew past any bound (a bench run saw 283 MB and then a 1 s catch-up).
    */
-  whileHeld<T>(waitMs: number, fn: () => T): T | undefined {
-    Atomics.add(this.gate, GATE_HELD, 1);
-    try {
-      if (Atomics.load(this.gate, GATE_CHECKPOINTING) === 1) {
-        try {
-          Atomics.wait(this.gate, GATE_CHECKPOINTING, 1, waitMs);
-        } catch {
-          return undefined; // This thread may not block: leave the catch-up to the thread.
-        }
-        if (Atomics.load(this.gate, GATE_CHECKPOINTING) === 1) return undefined;
+  whileHeld<T>(owner: object, waitMs: number, fn: () => T): T | undefined {
+    this.hold(owner);
+    if (Atomics.load(this.gate, GATE_CHECKPOINTING) === 1) {
+      try {
+        Atomics.wait(this.gate, GATE_CHECKPOINTING, 1, waitMs);
+      } catch {
+        this.letGo(owner);
+        return undefined; // This thread may not block: leave the catch-up to the thread.
       }
+      if (Atomics.load(this.gate, GATE_CHECKPOINTING) === 1) return undefined;
+    }
+    try {
       return fn();
     } finally {
-      Atomics.sub(this.gate, GATE_HELD, 1);
+      this.letGo(owner);
     }
+  }
+
+  /** Drops `owner`'s hold, if a deferred catch-up left it raised (it ran, or is not needed now). */
+  letGo(owner: object): void {
+    if (this.holders.delete(owner) && this.holders.size === 0) Atomics.sub(this.gate, GATE_HELD, 1);
+  }
+
+  private hold(owner: object): void {
+    if (this.holders.has(owner)) return;
+    this.holders.add(owner);
+    if (this.holders.size === 1) Atomics.add(this.gate, GATE_HELD, 1);
   }
 
   private waitForAck(seq: number): boolean {

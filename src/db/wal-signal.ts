@@ -46,6 +46,8 @@ export interface WalSignalHooks {
 export class WalSignal {
   private since = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** A catch-up the thread's round held off, tried again after ANNOUNCE_MS. */
+  private retry: NodeJS.Timeout | null = null;
   /** A backstop catch-up found the caller inside a transaction: run it after the commit. */
   private owed = false;
   /**
@@ -76,6 +78,11 @@ export class WalSignal {
     } else if (now - this.since >= ANNOUNCE_MS) this.flush();
   }
 
+  private readonly onRetry = (): void => {
+    this.retry = null;
+    this.guard();
+  };
+
   private readonly onTimer = (): void => {
     this.timer = null;
     this.flush();
@@ -101,11 +108,19 @@ export class WalSignal {
     if (size < this.lastSize) this.nextAt = CALLER_CATCH_UP_BYTES;
     this.lastSize = size;
     this.owed = false;
-    if (size < this.nextAt) return;
+    if (size < this.nextAt) {
+      this.checkpointer.letGo(this); // A deferred catch-up that is no longer needed.
+      return;
+    }
     const started = performance.now();
-    const done = this.checkpointer.whileHeld(CATCH_UP_WAIT_MS, this.hooks.catchUp);
-    if (done === undefined || done === "owed") {
-      this.owed = done === "owed";
+    const done = this.checkpointer.whileHeld(this, CATCH_UP_WAIT_MS, this.hooks.catchUp);
+    if (done === undefined) {
+      // The thread's round outlasted the wait; its hold stays raised until this retry.
+      this.retry ??= setTimeout(this.onRetry, ANNOUNCE_MS).unref();
+      return;
+    }
+    if (done === "owed") {
+      this.owed = true;
       return;
     }
     const after = walBytes(this.path);
@@ -121,7 +136,10 @@ export class WalSignal {
 
   close(): void {
     if (this.timer !== null) clearTimeout(this.timer);
+    if (this.retry !== null) clearTimeout(this.retry);
     this.timer = null;
+    this.retry = null;
+    this.checkpointer.letGo(this);
     this.since = 0;
     this.checkpointer.detach(this.path, this.hooks.fallback);
   }
