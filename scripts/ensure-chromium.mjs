@@ -22,7 +22,9 @@ if (aptGet && root) {
   console.error(`${CHROMIUM} is missing; installing Debian's chromium for the browser tests…`);
   if (
     run(aptGet, ["update", "-qq"]) &&
-    run(aptGet, ["install", "-y", "-qq", "--no-install-recommends", "chromium"]) &&
+    // --reinstall: a package dpkg lists as installed whose binary is gone is put back too (a plain
+    // install would see nothing to do).
+    run(aptGet, ["install", "-y", "-qq", "--reinstall", "--no-install-recommends", "chromium"]) &&
     existsSync(CHROMIUM)
   ) {
     process.exit(0);
