@@ -1,6 +1,6 @@
-import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { descriptorsOn } from "../test-support/descriptors.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { openDatabase } from "./database.js";
 import { chooseDriver, driverFactory } from "./driver-choice.js";
@@ -58,19 +58,6 @@ describe("WalKeeper: free pages", () => {
     raw.close();
   });
 });
-
-/** Descriptors this process has open on `path`, read from /proc (apart from the code). */
-function descriptorsOn(path: string): number {
-  let n = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === path) n++;
-    } catch {
-      // Closed while we looked.
-    }
-  }
-  return n;
-}
 
 describe("WalKeeper", () => {
   it("holds at most maxKept connections, letting go of the one written least recently", () => {

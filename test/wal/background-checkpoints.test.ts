@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Database, OpenDatabaseOptions } from "../../src/db/database.js";
+import { descriptorsOn } from "../../src/test-support/descriptors.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { importBuilt, requireBuild } from "../support/built.js";
 import { node24 } from "../support/runtimes.js";
@@ -30,23 +31,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function walBytes(path: string): number {
   return statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
-}
-
-/**
- * Descriptors this process has open on `path`, read from /proc (an oracle apart from the code).
- * Counted on the -wal file: SQLite keeps a closed connection's descriptor of the database file
- * itself open while another connection of the process holds locks on it.
- */
-function descriptorsOn(path: string): number {
-  let n = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === path) n++;
-    } catch {
-      // Closed while we looked.
-    }
-  }
-  return n;
 }
 
 function openTable(path: string, options: Partial<OpenDatabaseOptions> = {}) {
