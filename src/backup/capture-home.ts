@@ -1,6 +1,9 @@
+import { rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Database } from "../db/database.js";
 import type { StateHome } from "../home.js";
+import { coldDirOf } from "../stores/agent/cold-files.js";
+import { coldArchivesIn, releaseColdArchives, secureColdArchives } from "./cold-archives.js";
 import { type HomeFile, inventoryHome } from "./home-files.js";
 import { type ManifestSkip, type SnapshotRole, toArchivePath } from "./manifest.js";
 import { registeredAgentIds, snapshotDatabase, snapshotForeignDatabase } from "./snapshot.js";
@@ -36,12 +39,22 @@ export interface CaptureContext {
   onSnapshot: (homePath: string, index: number, total: number) => void;
 }
 
+/**
+ * How often an agent is snapshotted again when a cold archive its snapshot names was deleted before
+ * it could be secured (a restore committed in between). Each retry needs another restore to land
+ * in a window of milliseconds; past this the home is more likely missing the file for good.
+ */
+const SNAPSHOT_ATTEMPTS = 3;
+
 function withSidecars(path: string): string[] {
   return [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
 }
 
 class Capture {
   readonly snapshots: TakenSnapshot[] = [];
+  /** The cold archives the agent snapshots name, as private copies taken with each snapshot. */
+  readonly coldFiles: HomeFile[] = [];
+  readonly skipped: ManifestSkip[] = [];
 
   constructor(private readonly context: CaptureContext) {}
 
@@ -61,8 +74,39 @@ class Capture {
     const homePath = toArchivePath(relative(this.context.home.path, db.path));
     this.context.onSnapshot(homePath, index, total);
     const file = this.target();
-    snapshotDatabase(db, file);
+    if (agentId === null) snapshotDatabase(db, file);
+    else this.agentSnapshot(db, homePath, file);
     this.record(agentId === null ? "global" : "agent", agentId, db.path, file);
+  }
+
+  /**
+   * An agent's snapshot together with the cold archives it names, secured right after it: a
+   * restore that commits later deletes its archive, and a walk of the home at the end of the backup
+   * would then miss a file the snapshot still needs. When one is already gone, the snapshot is
+   * taken again (it then holds the restored rows instead).
+   */
+  private agentSnapshot(db: Database, homePath: string, file: string): void {
+    const { work } = this.context;
+    for (let attempt = 1; ; attempt++) {
+      snapshotDatabase(db, file);
+      const refs = coldArchivesIn(file);
+      const secured = secureColdArchives(refs, db.path, homePath, work, `${this.snapshots.length}`);
+      if (secured.missing.length > 0 && attempt < SNAPSHOT_ATTEMPTS) {
+        releaseColdArchives(secured);
+        rmSync(file, { force: true });
+        continue;
+      }
+      for (const copy of secured.copies) {
+        this.coldFiles.push({ ...copy, bytes: statSync(copy.path).size });
+      }
+      for (const missing of secured.missing) {
+        this.skipped.push({
+          homePath: missing,
+          reason: "the cold archive its agent database names is missing from the home",
+        });
+      }
+      return;
+    }
   }
 
   foreign(source: HomeFile, index: number, total: number): ManifestSkip | null {
@@ -96,13 +140,21 @@ export function captureHome(context: CaptureContext): HomeCapture {
   agentIds.forEach((agentId, i) => {
     home.withAgent(agentId, ({ db }) => capture.home(db, agentId, i + 1, total), { create: false });
   });
-  const live = [home.db.path, ...home.listAgents().map((agent) => agent.dbPath)];
-  const exclude = new Set([...context.exclude, ...live.flatMap(withSidecars)]);
+  const agentPaths = home.listAgents().map((agent) => agent.dbPath);
+  const live = [home.db.path, ...agentPaths];
+  // The cold directories are carried as the snapshots name them (see agentSnapshot): a temp file
+  // of a move in progress, or the archive of a move that committed after the snapshot, is not.
+  const exclude = new Set([
+    ...context.exclude,
+    ...live.flatMap(withSidecars),
+    ...agentPaths.map(coldDirOf),
+  ]);
   const inventory = inventoryHome(home.path, exclude);
-  const skipped = [...inventory.skipped];
+  const skipped = [...capture.skipped, ...inventory.skipped];
   inventory.databases.forEach((source, i) => {
     const skip = capture.foreign(source, total + i, total + inventory.databases.length);
     if (skip) skipped.push(skip);
   });
-  return { snapshots: capture.snapshots, files: inventory.files, skipped };
+  const files = [...capture.coldFiles, ...inventory.files];
+  return { snapshots: capture.snapshots, files, skipped };
 }

@@ -1,5 +1,6 @@
 import { latestSchemaVersion } from "../db/schema.js";
 import type { ArchiveScan, ScannedEntry } from "./archive-scan.js";
+import { coldArchiveHomePath } from "./cold-archives.js";
 import {
   type BackupManifest,
   DATABASES_DIR,
@@ -178,6 +179,35 @@ function registryProblems(
   }
 }
 
+/**
+ * Each cold session an agent snapshot records must have its archive in the backup, byte for byte
+ * the file the row names (the row's SHA-256 against the manifest's, which the entry was hashed
+ * against): a restored home would otherwise hold a session it cannot read.
+ */
+function coldArchiveProblems(
+  manifest: BackupManifest,
+  checks: ReadonlyMap<string, SnapshotCheck>,
+  entries: VerifiedEntry[],
+): void {
+  const files = new Map(manifest.files.map((file) => [file.homePath, file]));
+  for (const db of manifest.databases.filter((d) => d.role === "agent")) {
+    const refs = checks.get(db.snapshotPath)?.coldArchives ?? [];
+    const problems = refs.flatMap((ref) => {
+      const homePath = coldArchiveHomePath(db.homePath, ref);
+      const file = files.get(homePath);
+      if (!file) return [`the archive of a cold session (${homePath}) is not in the backup`];
+      if (file.sha256 !== ref.sha256) {
+        return [`the archive of a cold session (${homePath}) is not the file its row names`];
+      }
+      return [];
+    });
+    const entry = entries.find((e) => e.path === db.snapshotPath);
+    if (problems.length > 0 && entry && entry.status === "ok") {
+      Object.assign(entry, { status: "bad", problem: problems.join("; ") });
+    }
+  }
+}
+
 function readManifest(scan: ArchiveScan): {
   manifest: BackupManifest | null;
   problem: string | null;
@@ -212,7 +242,10 @@ export function judgeArchive(
   );
   const present = new Set(scan.entries.map((scanned) => scanned.path));
   entries.push(...wanted.filter((want) => !present.has(entryName(want))).map(missingEntry));
-  if (manifest) registryProblems(manifest, checks, entries);
+  if (manifest) {
+    registryProblems(manifest, checks, entries);
+    coldArchiveProblems(manifest, checks, entries);
+  }
   const problems: VerifyProblem[] = scan.damage.map((message) => ({ entry: null, message }));
   const manifestEntry = entries.find((entry) => entry.path === MANIFEST_ENTRY);
   if (manifestProblem && manifestEntry)

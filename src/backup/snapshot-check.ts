@@ -5,6 +5,7 @@ import { Worker } from "node:worker_threads";
 import type { DriverName, SqlDriver } from "../db/driver.js";
 import { chooseDriver, driverFactory, supportsInertModules } from "../db/driver-choice.js";
 import { sqlString } from "../db/sql-string.js";
+import { type ColdArchiveRef, readColdArchives } from "./cold-archives.js";
 
 const MAX_PROBLEM_LINES = 10;
 /** SQLite's default build caps mmap_size here (SQLITE_MAX_MMAP_SIZE); larger files map in part. */
@@ -22,6 +23,8 @@ export interface SnapshotCheck {
   schemaVersion: number | null;
   /** `agents` rows (id → home-relative database path) when the snapshot has that table. */
   registeredAgents: Record<string, string> | null;
+  /** The archives an agent snapshot's cold sessions are in (absent when it has none). */
+  coldArchives?: ColdArchiveRef[] | null;
 }
 
 /**
@@ -57,6 +60,15 @@ function readAgents(driver: SqlDriver): Record<string, string> | null {
     )
     .all();
   return Object.fromEntries(rows.map((row) => [row.agent_id, row.agent_db_path]));
+}
+
+/** A damaged snapshot's integrity_check already says so; its unreadable cold rows add nothing. */
+function coldArchivesOf(driver: SqlDriver): ColdArchiveRef[] | null {
+  try {
+    return readColdArchives(driver);
+  } catch {
+    return null;
+  }
 }
 
 function pragmaLines(driver: SqlDriver, pragma: string): string[] {
@@ -148,6 +160,7 @@ export function checkSnapshotHeld(
       integrityCheck: lines.slice(0, MAX_PROBLEM_LINES).join("; "),
       schemaVersion: version?.user_version ?? null,
       registeredAgents: readAgents(open),
+      coldArchives: part === "fulltext" ? null : coldArchivesOf(open),
     };
     open.exec("COMMIT");
     return { result, release: () => open.close() };
@@ -173,6 +186,7 @@ export function joinChecks(tables: SnapshotCheck, fulltext: SnapshotCheck): Snap
     integrityCheck: problems.length === 0 ? "ok" : problems.join("; "),
     schemaVersion: tables.schemaVersion,
     registeredAgents: tables.registeredAgents,
+    coldArchives: tables.coldArchives,
   };
 }
 
