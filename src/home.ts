@@ -10,6 +10,7 @@ import {
 } from "./agent-pool.js";
 import type { AgentDatabaseRow, AgentRecord, AgentRegistryRow } from "./agent-registry-rows.js";
 import { InputsApi } from "./api/inputs-api.js";
+import { MaintenanceApi } from "./api/maintenance-api.js";
 import { MemoryApi } from "./api/memory-api.js";
 import { SessionsApi } from "./api/sessions-api.js";
 import { TranscriptsApi } from "./api/transcripts-api.js";
@@ -77,6 +78,8 @@ export class StateHome extends GlobalStores implements AgentSource {
   readonly inputs = new InputsApi(this);
   /** Token usage, recorded cost and events per day, model or agent, from daily rollups. */
   readonly usage = new UsageApi(this);
+  /** The maintenance policy (`agentstate.json`): cold storage, pruning and the disk budget. */
+  readonly maintenance = new MaintenanceApi(this);
   private readonly pool: AgentPool<AgentState>;
   private readonly selectRegistered: SqlStatement<AgentRegistryRow>;
   private readonly selectRegistration: SqlStatement<{

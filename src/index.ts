@@ -4,6 +4,7 @@
 
 export type { AgentPoolStats } from "./agent-pool.js";
 export type { InputsApi } from "./api/inputs-api.js";
+export type { MaintenanceApi } from "./api/maintenance-api.js";
 export type { MemoryApi, RecallOptions } from "./api/memory-api.js";
 export type { SessionsApi } from "./api/sessions-api.js";
 export type { HomeSearchOptions, TranscriptScope, TranscriptsApi } from "./api/transcripts-api.js";
@@ -78,6 +79,28 @@ export {
   StateHome,
 } from "./home.js";
 export { validateAgentId } from "./ids.js";
+export type {
+  BudgetPlan,
+  HomeBytes,
+  MaintenanceActionKind,
+  MaintenancePlan,
+  PlannedAction,
+} from "./maintenance/plan.js";
+export type {
+  EffectiveRules,
+  MaintenanceMode,
+  MaintenanceOverrides,
+  MaintenancePolicy,
+  MaintenanceRules,
+} from "./maintenance/policy.js";
+export type { Protection, SessionFacts } from "./maintenance/protection.js";
+export type {
+  ActionOutcome,
+  BudgetOutcome,
+  MaintenanceOptions,
+  PlanReport,
+  RunReport,
+} from "./maintenance/run.js";
 export { parseSecretRef } from "./memory/secret-ref.js";
 export {
   FACT_CATEGORIES,
