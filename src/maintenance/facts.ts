@@ -66,6 +66,7 @@ interface FactRow {
   cold_bytes: number;
   events: number;
   hot_bytes: number;
+  index_text: number;
   fork_parent: number;
   compaction_source: number;
 }
@@ -94,6 +95,10 @@ const FACTS = `SELECT s.session_id, s.session_no, s.session_key, s.created_at,
       WHERE session_no = s.session_no)
     + (SELECT coalesce(sum(b.size_bytes), 0) FROM transcript_blobs b WHERE b.sha256 IN
         (SELECT sha256 FROM transcript_blob_refs WHERE session_no = s.session_no)) AS hot_bytes,
+    (SELECT coalesce(sum(length(text)), 0) FROM transcript_fts WHERE rowid IN
+        (SELECT id FROM transcript_events WHERE session_no = s.session_no))
+    + (SELECT coalesce(sum(length(text)), 0) FROM cold_fts WHERE rowid
+        BETWEEN s.session_no * 4294967296 AND s.session_no * 4294967296 + 4294967295) AS index_text,
     EXISTS (SELECT 1 FROM sessions f WHERE f.predecessor_id = s.session_id
       AND coalesce(f.reset_reason, '') NOT IN ('compaction', 'reset')) AS fork_parent,
     EXISTS (SELECT 1 FROM sessions f WHERE f.predecessor_id = s.session_id
@@ -137,6 +142,8 @@ export function readSessionFacts(
         events: r.events,
         hotBytes: r.hot_bytes,
         coldBytes: r.cold_bytes,
+        // The stored text; its postings add a fraction more: an estimate, as the row sizes are.
+        indexBytes: r.index_text,
         pinned: r.pinned === 1,
         running: (r.live === 1 && r.entry_running === 1) || onKey(running),
         forkParent: r.fork_parent === 1,

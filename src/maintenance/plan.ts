@@ -3,8 +3,14 @@ import { rulesFor } from "./policy.js";
 import { type Protection, protectionsOf, type SessionFacts } from "./protection.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** Gzip leaves about this share of a transcript's bytes: the estimate of a move's archive. */
-export const COLD_ARCHIVE_SHARE = 0.3;
+/**
+ * Of a session's hot bytes, the share a move is counted to free. Gzip leaves 10-30% of a
+ * transcript, and the search index drops its rows with delete markers that stay until a merge:
+ * counted low, so that a budget's plan reaches its mark rather than falls short of it.
+ */
+export const COLD_FREED_SHARE = 0.5;
+/** Of its index text, the share a prune is counted to free (postings and markers as above). */
+export const INDEX_FREED_SHARE = 0.5;
 
 export type MaintenanceActionKind = "cold" | "prune";
 
@@ -57,10 +63,14 @@ export interface PlanInput {
 
 const keyOf = (s: { agentId: string; sessionId: string }) => `${s.agentId}\0${s.sessionId}`;
 
-/** Bytes an action frees: a move leaves its archive behind, a prune leaves nothing. */
+/**
+ * Bytes an action is counted to free, low rather than high: a move leaves its archive and its
+ * search index rows behind, a prune nothing.
+ */
 export function freedBytes(s: SessionFacts, action: MaintenanceActionKind): number {
-  if (action === "prune") return s.hotBytes + s.coldBytes;
-  return s.hotBytes - Math.ceil(s.hotBytes * COLD_ARCHIVE_SHARE);
+  if (action === "prune")
+    return s.hotBytes + s.coldBytes + Math.floor(s.indexBytes * INDEX_FREED_SHARE);
+  return Math.floor(s.hotBytes * COLD_FREED_SHARE);
 }
 
 /** Sessions among the `keepRecent` newest of their key (by creation), per agent. */

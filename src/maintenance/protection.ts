@@ -19,6 +19,8 @@ export interface SessionFacts {
   hotBytes: number;
   /** Its archive's size while cold. */
   coldBytes: number;
+  /** Estimated bytes of its search index rows: they stay in the database while it is cold. */
+  indexBytes: number;
   /** Protection signals, one per rule (see `protectionsOf`). */
   pinned: boolean;
   running: boolean;

@@ -58,6 +58,8 @@ export interface BudgetOutcome extends BudgetPlan {
   bytesAfter: number;
   /** At or under the high-water mark after the run, or never over the budget. */
   met: boolean;
+  /** Why not, when not met. */
+  why: string | null;
 }
 
 export interface RunReport extends PlanReport {
@@ -65,6 +67,9 @@ export interface RunReport extends PlanReport {
   budgetOutcomes: BudgetOutcome[];
   bytesAfter: HomeBytes;
 }
+
+const ESTIMATE_SHORT =
+  "the actions freed fewer bytes than estimated (or other writes added some meanwhile): the next gc plans from the new size";
 
 /** The sessions of every registered agent, each agent read in one snapshot. */
 function readAllFacts(host: MaintenanceHost, now: number): SessionFacts[] {
@@ -158,6 +163,17 @@ function applyOne(host: MaintenanceHost, agent: AgentState, action: PlannedActio
   }
 }
 
+/**
+ * Retries the TRUNCATE checkpoint a few times: the background checkpointer's read of the moment
+ * makes one fail now and then, and the walk after the run would count a WAL about to be emptied.
+ */
+function emptyWal(db: Database): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; attempt < 20 && db.checkpoint("TRUNCATE").busy; attempt++) {
+    Atomics.wait(pause, 0, 0, 10);
+  }
+}
+
 function byAgent(actions: readonly PlannedAction[]): Map<string, PlannedAction[]> {
   const groups = new Map<string, PlannedAction[]>();
   for (const a of actions) groups.set(a.agentId, [...(groups.get(a.agentId) ?? []), a]);
@@ -196,6 +212,7 @@ export function runPlan(
         }
         if (budgeted && outcomes.some((o) => o.agentId === agentId && o.status === "done")) {
           vacuumDatabase(agent.db);
+          emptyWal(agent.db);
         }
       },
       { create: false },
@@ -204,7 +221,9 @@ export function runPlan(
   const bytesAfter = measureHome(host.path, Object.keys(plan.bytes.agents));
   const budgetOutcomes = plan.budgets.map((b) => {
     const after = b.agentId === null ? bytesAfter.total : (bytesAfter.agents[b.agentId] ?? 0);
-    return { ...b, bytesAfter: after, met: b.bytes <= b.maxDiskBytes || after <= b.highWaterBytes };
+    const met = b.bytes <= b.maxDiskBytes || after <= b.highWaterBytes;
+    const why = met ? null : (b.short ?? ESTIMATE_SHORT);
+    return { ...b, bytesAfter: after, met, why };
   });
   return { ...plan, outcomes, budgetOutcomes, bytesAfter };
 }

@@ -59,7 +59,7 @@ function budgetLines(report: PlanReport | RunReport): string[] {
     const scope = b.agentId === null ? "home" : `agent ${b.agentId}`;
     const outcome = after?.[i];
     const end = outcome
-      ? `now ${formatBytes(outcome.bytesAfter)}${outcome.met ? "" : `: above the high-water mark${b.short ? ` (${b.short})` : ""}`}`
+      ? `now ${formatBytes(outcome.bytesAfter)}${outcome.met ? "" : `: above the high-water mark (${outcome.why})`}`
       : `projected ~${formatBytes(b.projectedBytes)}${b.short ? ` (${b.short})` : ""}`;
     return `Budget ${scope}: ${formatBytes(b.bytes)} of max ${formatBytes(b.maxDiskBytes)}, high water ${formatBytes(b.highWaterBytes)}; ${end}`;
   });
