@@ -41,6 +41,8 @@ export interface PlanReport extends MaintenancePlan {
   policy: MaintenancePolicy;
   bytes: HomeBytes;
   bytesCounted: string;
+  /** Agents whose database could not be read: none of their sessions is planned. */
+  unreadable: { agentId: string; error: string }[];
 }
 
 export type ActionStatus = "done" | "skipped" | "warned" | "failed";
@@ -71,17 +73,28 @@ export interface RunReport extends PlanReport {
 const ESTIMATE_SHORT =
   "the actions freed fewer bytes than estimated (or other writes added some meanwhile): the next gc plans from the new size";
 
-/** The sessions of every registered agent, each agent read in one snapshot. */
-function readAllFacts(host: MaintenanceHost, now: number): SessionFacts[] {
-  return host.listAgents().flatMap(({ agentId }) => {
-    const waits = readGlobalWaits(host.db, agentId);
-    return host.withAgent(
-      agentId,
-      ({ db }) => db.snapshot(() => readSessionFacts(db, agentId, waits, now)),
-      {
-        create: false,
-      },
-    );
+/** Whether any rule can select a session: without one, no session needs reading. */
+function acts(policy: MaintenancePolicy): boolean {
+  return [policy.home, ...Object.values(policy.agents)].some(
+    (r) => r.coldAfterDays !== null || r.pruneAfterDays !== null || r.maxDiskBytes !== null,
+  );
+}
+
+/**
+ * The sessions of every registered agent, each agent read in one snapshot. An agent that cannot be
+ * read (a damaged database) is left out and named: the others are still planned.
+ */
+function readAllFacts(host: MaintenanceHost, now: number, unreadable: PlanReport["unreadable"]) {
+  return host.listAgents().flatMap(({ agentId }): SessionFacts[] => {
+    try {
+      const waits = readGlobalWaits(host.db, agentId);
+      const read = ({ db }: AgentState) =>
+        db.snapshot(() => readSessionFacts(db, agentId, waits, now));
+      return host.withAgent(agentId, read, { create: false });
+    } catch (error) {
+      unreadable.push({ agentId, error: error instanceof Error ? error.message : String(error) });
+      return [];
+    }
   });
 }
 
@@ -93,9 +106,10 @@ export function planHome(host: MaintenanceHost, options: MaintenanceOptions = {}
     host.path,
     host.listAgents().map((a) => a.agentId),
   );
-  const sessions = readAllFacts(host, now);
+  const unreadable: PlanReport["unreadable"] = [];
+  const sessions = acts(policy) ? readAllFacts(host, now, unreadable) : [];
   const plan = planMaintenance({ policy, sessions, bytes, now });
-  return { home: host.path, policy, bytes, bytesCounted: BYTES_COUNTED, ...plan };
+  return { home: host.path, policy, bytes, bytesCounted: BYTES_COUNTED, unreadable, ...plan };
 }
 
 /** The session's protections now, read again; "gone" when it no longer exists. */

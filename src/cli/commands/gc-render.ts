@@ -80,6 +80,7 @@ export function renderPlan(report: PlanReport | RunReport): string {
     ...perAgent(report.actions),
     `Total: ${report.actions.length} action${report.actions.length === 1 ? "" : "s"}, ~${formatBytes(freed)} to free; ${report.protected.length} session${report.protected.length === 1 ? "" : "s"} protected`,
     ...budgetLines(report),
+    ...report.unreadable.map((u) => `Not planned: agent ${u.agentId}: ${u.error}`),
   ].join("\n");
 }
 
