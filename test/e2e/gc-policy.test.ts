@@ -89,7 +89,7 @@ describe("agentstate gc: maintenance policy", () => {
     expect(result.stdout).toContain(`maxDiskBytes: ${2 * 1024 ** 3} (--budget)`);
     expect(result.stdout).toContain("highWaterBytes: 1717986918 (80% of maxDiskBytes)");
     expect(result.stdout).toMatch(/Bytes counted: every file under the home directory/);
-    expect(result.stdout).toMatch(/main: 5 to move cold .*, 3 to prune/);
+    expect(result.stdout).toMatch(/main: 6 to move cold .*, 3 to prune/);
   });
 
   it("changes nothing with --warn, and says what it would have done", () => {
@@ -98,7 +98,7 @@ describe("agentstate gc: maintenance policy", () => {
     const result = cli(["gc", "--json", "--warn", "--home", home]);
     expect(result.status, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
-    expect(report.maintenance.outcomes.length).toBe(8);
+    expect(report.maintenance.outcomes.length).toBe(9);
     expect(
       report.maintenance.outcomes.every((o: { status: string }) => o.status === "warned"),
     ).toBe(true);

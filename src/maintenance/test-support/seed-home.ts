@@ -93,6 +93,8 @@ export function seedHome(state: StateHome): SeededHome {
   const old = Date.now() - 200 * DAY;
   const s = (key: string, id: string) => startSession(agent, `agent:main:${key}`, id);
   s("idle", "idle-1");
+  // A thread's key is a key like any other: its sessions follow the same rules.
+  s("discord:channel:42:thread:7", "thread-1");
   s("reset", "reset-1");
   s("reset", "reset-2");
   s("arch", "arch-1");
@@ -133,7 +135,7 @@ export function seedHome(state: StateHome): SeededHome {
     if (session_id !== "fresh-1") ageSession(agent, session_id, old);
   return {
     path: state.path,
-    expectCold: ["idle-1", "reset-2", "arch-3", "fork-child", "compact-2"],
+    expectCold: ["idle-1", "thread-1", "reset-2", "arch-3", "fork-child", "compact-2"],
     expectPrune: ["reset-1", "arch-1", "arch-2"],
     protectedBy: {
       "fresh-1": "active",
