@@ -1,8 +1,19 @@
+import { closeSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openStateHome, type StateHome } from "../home.js";
+import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
+import { agentDbRelativePath, openStateHome, type StateHome } from "../home.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { runPlan } from "./run.js";
-import { message, SEEDED_POLICY, seedHome, writeConfig } from "./test-support/seed-home.js";
+import {
+  ageSession,
+  DAY,
+  message,
+  SEEDED_POLICY,
+  seedHome,
+  startSession,
+  writeConfig,
+} from "./test-support/seed-home.js";
 
 const tempDir = useTempDirs();
 
@@ -110,6 +121,37 @@ describe("home.maintenance", () => {
     expect(plan.actions.filter((a) => a.action === "prune")).toEqual([]);
     expect(plan.actions.find((a) => a.sessionId === "reset-1")?.action).toBe("cold");
     expect(plan.actions.find((a) => a.sessionId === "reset-1")?.reason).toMatch(/idle 200 days/);
+    state.close();
+  });
+
+  it("names an agent whose database it cannot read, and still maintains the others", () => {
+    const home = tempDir();
+    let state = openStateHome({ home });
+    for (const agentId of ["damaged", "healthy"]) {
+      const agent = state.agent(agentId);
+      startSession(agent, "k", `${agentId}-1`, 60, 400);
+      ageSession(agent, `${agentId}-1`, Date.now() - 100 * DAY);
+    }
+    state.close();
+    // The root page of the events table overwritten: the schema still opens, reads fail.
+    const path = join(home, agentDbRelativePath("damaged"));
+    const raw = openRawSqlite(path, { fileMustExist: true });
+    const pageSize = raw.pragma("page_size", { simple: true }) as number;
+    const root = raw
+      .prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'transcript_events'")
+      .get() as {
+      rootpage: number;
+    };
+    raw.close();
+    const fd = openSync(path, "r+");
+    writeSync(fd, Buffer.alloc(pageSize, 0xa5), 0, pageSize, (root.rootpage - 1) * pageSize);
+    closeSync(fd);
+    writeConfig(home, { maintenance: { coldAfterDays: 30 } });
+    state = openStateHome({ home, create: false });
+    const report = state.maintenance.run();
+    expect(report.unreadable.map((u) => u.agentId)).toEqual(["damaged"]);
+    expect(report.outcomes.map((o) => [o.sessionId, o.status])).toEqual([["healthy-1", "done"]]);
+    expect(state.agent("healthy").transcripts.cold.isCold("healthy-1")).toBe(true);
     state.close();
   });
 });
