@@ -129,6 +129,7 @@ export type {
   StartServerOptions,
 } from "./server/start-server.js";
 export { type DatabaseStatus, describeHome, type HomeStatus } from "./status/describe-home.js";
+export type { AgentStorage, Budget, HomeStorage } from "./status/storage-budget.js";
 export type {
   AgentMemory,
   MemoryRecallOptions,

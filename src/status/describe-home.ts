@@ -3,6 +3,7 @@ import { type AutoVacuum, readFreeSpace } from "../db/free-pages.js";
 import type { DatabaseRole } from "../db/schema.js";
 import type { StateHome } from "../home.js";
 import type { QuickCheckRecord } from "../stores/global/quick-check-store.js";
+import { describeStorage, type HomeStorage } from "./storage-budget.js";
 
 export interface DatabaseStatus {
   role: DatabaseRole;
@@ -56,6 +57,8 @@ export interface HomeStatus {
   lastBackup: (RunSummary & { archive: string }) | null;
   /** The most recent `doctor --fix` run, or null; `partial` when sources are still left. */
   lastMigration: RunSummary | null;
+  /** Hot and cold bytes per agent and the home's total, against the maintenance budget. */
+  storage: HomeStorage;
 }
 
 function quoteIdent(name: string): string {
@@ -146,5 +149,6 @@ export function describeHome(home: StateHome): HomeStatus {
     lastMigration: migration
       ? { id: migration.id, at: migration.startedAt, status: migration.status }
       : null,
+    storage: describeStorage(home),
   };
 }

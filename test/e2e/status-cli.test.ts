@@ -1,8 +1,17 @@
 // status and doctor as a newcomer meets them: what a home is doing, and where a legacy home is.
-import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
+import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { generateLegacyHome } from "../fixtures/generate-legacy-home.mjs";
 import { PROJECT_ROOT, requireBuild } from "../support/built.js";
@@ -32,7 +41,84 @@ function lastChange(home: string, agentId: string): { sessions: number; at: numb
   }
 }
 
+/** Every regular file's size under `dir`, summed: the oracle for the storage figures. */
+function walkBytes(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  return readdirSync(dir, { withFileTypes: true }).reduce((sum, entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sum + walkBytes(path);
+    return entry.isFile() ? sum + lstatSync(path).size : sum;
+  }, 0);
+}
+
+interface StorageJson {
+  homeBytes: number;
+  budget: { maxDiskBytes: number; highWaterBytes: number; overBytes: number } | null;
+  agents: Array<{
+    agentId: string;
+    hotBytes: number;
+    coldBytes: number;
+    totalBytes: number;
+    budget: { maxDiskBytes: number; overBytes: number } | null;
+  }>;
+}
+
 describe("agentstate status", () => {
+  it("shows hot and cold bytes per agent and every byte of the home, against the budget", () => {
+    const home = join(tempDir(), "home");
+    // Kept open (checkpoints inline: no thread resizes a -wal meanwhile) so that the -wal and -shm
+    // files the status command sees are still there, the same, for the walk that checks it.
+    const state = openStateHome({ home, checkpoints: "inline" });
+    for (const agentId of ["main", "ops"]) {
+      for (const sessionId of ["a", "b"]) {
+        for (let i = 0; i < 40; i++) {
+          state.agent(agentId).transcripts.append(sessionId, {
+            type: "message",
+            message: { role: "user", content: `${agentId} ${sessionId} walrus ${i} `.repeat(20) },
+          });
+        }
+      }
+    }
+    state.agent("main").cold.move("a");
+    writeFileSync(
+      join(home, "agentstate.json"),
+      JSON.stringify({
+        maintenance: { maxDiskBytes: 4096, agents: { ops: { maxDiskBytes: 1_000_000_000 } } },
+      }),
+    );
+    const result = cli(["status", "--home", home, "--json"]);
+    expect(result.status, result.stderr).toBe(0);
+    const { storage } = JSON.parse(result.stdout) as { storage: StorageJson };
+    const homeBytes = walkBytes(home);
+    expect(storage.homeBytes).toBe(homeBytes);
+    expect(storage.budget).toEqual({
+      maxDiskBytes: 4096,
+      highWaterBytes: 3276,
+      overBytes: homeBytes - 4096,
+    });
+    for (const agent of storage.agents) {
+      const dir = join(home, "agents", agent.agentId, "agent");
+      const db = join(dir, "agent.sqlite");
+      const hot = [db, `${db}-wal`, `${db}-shm`].reduce(
+        (sum, path) => sum + (existsSync(path) ? lstatSync(path).size : 0),
+        0,
+      );
+      expect(agent.hotBytes).toBe(hot);
+      expect(agent.coldBytes).toBe(walkBytes(join(dir, "cold")));
+      expect(agent.totalBytes).toBe(walkBytes(join(home, "agents", agent.agentId)));
+    }
+    const byId = Object.fromEntries(storage.agents.map((a) => [a.agentId, a]));
+    expect(byId.main?.coldBytes).toBeGreaterThan(0);
+    expect(byId.ops?.coldBytes).toBe(0);
+    expect(byId.main?.budget).toBeNull();
+    expect(byId.ops?.budget?.maxDiskBytes).toBe(1_000_000_000);
+    state.close();
+
+    const text = cli(["status", "--home", home]).stdout;
+    expect(text).toMatch(/^AGENT\s+HOT\s+COLD\s+TOTAL$/m);
+    expect(text).toMatch(/^disk: .* of 4\.0 KiB budget, .* over \(every file of the home counts/m);
+  });
+
   it("shows each agent's last activity, the last backup and the last migration", () => {
     const home = join(tempDir(), "home");
     generateLegacyHome(home, { agents: 2, sessions: 3, events: 4 });

@@ -3,6 +3,7 @@ import { isStateError, StateError } from "../../db/errors.js";
 import { legacyHomeHint, looksLikeLegacyHome } from "../../doctor/legacy-home.js";
 import { resolveHomePath } from "../../home.js";
 import { describeHome, type HomeStatus } from "../../status/describe-home.js";
+import type { Budget, HomeStorage } from "../../status/storage-budget.js";
 import {
   addExamples,
   addHomeOption,
@@ -32,6 +33,33 @@ function renderRuns(status: HomeStatus): string[] {
         : "";
     lines.push(`last migration: ${when(migration.at)} ${migration.status}${left}`);
   }
+  return lines;
+}
+
+function ofBudget(bytes: number, budget: Budget | null): string {
+  if (!budget) return formatBytes(bytes);
+  const over = budget.overBytes > 0 ? `, ${formatBytes(budget.overBytes)} over` : "";
+  return `${formatBytes(bytes)} of ${formatBytes(budget.maxDiskBytes)} budget${over}`;
+}
+
+/** Hot and cold bytes per agent, and the home's every byte, each against its budget. */
+function renderStorage(storage: HomeStorage): string[] {
+  const { budget } = storage;
+  const home = budget
+    ? `disk: ${ofBudget(storage.homeBytes, budget)} (every file of the home counts; gc works down to ${formatBytes(budget.highWaterBytes)})`
+    : `disk: ${formatBytes(storage.homeBytes)}, every file of the home; no budget set (agentstate.json maintenance.maxDiskBytes)`;
+  const lines = [home];
+  if (storage.policyError) lines.push(`budget unknown: ${storage.policyError}`);
+  if (storage.agents.length === 0) return lines;
+  lines.push(
+    "",
+    renderTable(storage.agents, [
+      { header: "AGENT", value: (a) => a.agentId },
+      { header: "HOT", value: (a) => formatBytes(a.hotBytes), align: "right" },
+      { header: "COLD", value: (a) => formatBytes(a.coldBytes), align: "right" },
+      { header: "TOTAL", value: (a) => ofBudget(a.totalBytes, a.budget), align: "right" },
+    ]),
+  );
   return lines;
 }
 
@@ -66,7 +94,7 @@ export function renderStatus(status: HomeStatus): string {
       ]),
     );
   }
-  lines.push("", ...renderRuns(status));
+  lines.push("", ...renderStorage(status.storage), "", ...renderRuns(status));
   const older = databases.filter((d) => d.autoVacuum !== "incremental").length;
   if (older > 0) {
     // Their free pages stay in the file until a rewrite switches them (docs/operations.md).
