@@ -1,8 +1,10 @@
 // Inbound inputs: what accepting, claiming and completing a message adds to a turn. A turn is the
 // user message and the assistant reply appended to a session (two events, as a gateway without
-// inputs writes them); the same turn with inputs is `accept` (its own transaction, when the message
-// arrives), `claim`, the user message append, and `complete` with the reply appended in the
-// completing transaction. Both run on one agent database already holding completed inputs.
+// inputs writes them). The turn with inputs, as a gateway that runs the turn at once writes it, is
+// `accept` with `claim` and the user message as `events` (one transaction), then `complete` with
+// the reply appended in the completing transaction. The same turn by separate calls is `accept`
+// (its own transaction, when the message arrives), `claim`, the user message append, `complete`.
+// All run on one agent database already holding completed inputs.
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { openStateHome } from "../dist/index.js";
@@ -56,6 +58,16 @@ function userEvent(n) {
   };
 }
 
+/**
+ * The user message with the transcript idempotency key the other turns append it under. A turn
+ * that accepts the message with it as `events` needs none: the input's key keeps a redelivery from
+ * appending it again, in the same transaction. The bench counts that turn with the key too.
+ */
+function keyedUserEvent(n) {
+  const event = userEvent(n);
+  return { ...event, message: { ...event.message, idempotencyKey: `u${n}` } };
+}
+
 const REPLY = {
   type: "message",
   message: {
@@ -97,15 +109,33 @@ function turns(home) {
       home.inputs.complete(AGENT, input.inputId, "turn", { sessionId, events: [REPLY] });
       steps("complete + reply");
     };
-  return { plain, withInputs };
+  const oneStep =
+    (sessionKey, sessionId, { keyed = false } = {}) =>
+    (steps = () => {}) => {
+      const i = n++;
+      const { input } = home.inputs.accept(
+        AGENT,
+        sessionKey,
+        { idempotencyKey: `m${i}`, payload: payload(i) },
+        {
+          claim: { owner: "turn", leaseMs: LEASE_MS },
+          sessionId,
+          events: [keyed ? keyedUserEvent(i) : userEvent(i)],
+        },
+      );
+      steps("accept + claim + user append");
+      home.inputs.complete(AGENT, input.inputId, "turn", { sessionId, events: [REPLY] });
+      steps("complete + reply");
+    };
+  return { plain, withInputs, oneStep };
 }
 
 /** Completed inputs over SEED_KEYS session keys, each with its turn's two events. */
 function seed(home) {
-  const { withInputs } = turns(home);
+  const { oneStep } = turns(home);
   const agent = home.agent(AGENT);
   const writers = Array.from({ length: SEED_KEYS }, (_, k) =>
-    withInputs(`agent:${AGENT}:seed-${k}`, `seed-${k}`),
+    oneStep(`agent:${AGENT}:seed-${k}`, `seed-${k}`),
   );
   for (let done = 0; done < SEEDED; done += 1_000) {
     agent.db.tx(() => {
@@ -117,12 +147,12 @@ function seed(home) {
 }
 
 /**
- * The floor: the store's own three statements through bare SQLite on a database of the same schema
- * files, autocommit each (as the store runs them), JSON pre-encoded, no transcript append.
+ * The floor: the store's own statements for a turn (insert claimed, complete) through bare SQLite
+ * on a database of the same schema files, autocommit each (as the store runs them when no events
+ * come with them), JSON pre-encoded, no transcript append.
  */
 function floorInputs(db) {
   const insert = db.prepare(INPUT_SQL.insert);
-  const claim = db.prepare(INPUT_SQL.claimOne);
   const complete = db.prepare(INPUT_SQL.complete);
   const body = JSON.stringify(payload(0));
   const outcome = JSON.stringify({ sessionId: "s", eventIds: ["e"], deliveryIds: [] });
@@ -130,9 +160,10 @@ function floorInputs(db) {
   let n = 0;
   return () => {
     const now = Date.now();
-    const inputId = `f${n}`;
-    insert.get({
-      inputId,
+    const row = insert.get({
+      ...holder,
+      inputId: null,
+      tag: "0123456789ab",
       sessionKey: "agent:bench:floor",
       idempotencyKey: `f${n++}`,
       payload: body,
@@ -140,32 +171,55 @@ function floorInputs(db) {
       conversationId: null,
       receivedAt: now,
       now,
+      until: now + LEASE_MS,
     });
-    claim.all({ ...holder, sessionKey: "agent:bench:floor", until: now + LEASE_MS });
-    complete.get({ ...holder, inputId, now, outcome });
+    complete.get({ ...holder, inputId: row.input_id, seq: row.arrival_seq, now, outcome });
   };
 }
 
-/** Timing: plain turns, turns with inputs (each step timed too) and the floor, interleaved. */
-function timeTurns(home, floorDb) {
-  const { plain, withInputs } = turns(home);
-  const plainTurn = plain("agent:bench:plain", "plain");
-  const inputTurn = withInputs("agent:bench:inputs", "inputs");
-  const steps = { accept: [], claim: [], "user append": [], "complete + reply": [] };
+/** Step timings of one kind of turn: `record(name)` ends the current step. */
+function stepTimer(names) {
+  const samples = Object.fromEntries(names.map((name) => [name, []]));
   let t0 = 0n;
-  const timed = (name) => {
-    const t = process.hrtime.bigint();
-    steps[name].push(Number(t - t0));
-    t0 = t;
+  return {
+    samples,
+    start: () => {
+      t0 = process.hrtime.bigint();
+    },
+    record: (name) => {
+      const t = process.hrtime.bigint();
+      samples[name].push(Number(t - t0));
+      t0 = t;
+    },
   };
+}
+
+const SEPARATE_STEPS = ["accept", "claim", "user append", "complete + reply"];
+const ONE_STEP_STEPS = ["accept + claim + user append", "complete + reply"];
+
+/** Timing: plain turns, both kinds of turns with inputs (each step timed too) and the floor. */
+function timeTurns(home, floorDb) {
+  const { plain, withInputs, oneStep } = turns(home);
+  const plainTurn = plain("agent:bench:plain", "plain");
+  const separateTurn = withInputs("agent:bench:inputs", "inputs");
+  const oneStepTurn = oneStep("agent:bench:one-step", "one-step");
+  const separate = stepTimer(SEPARATE_STEPS);
+  const together = stepTimer(ONE_STEP_STEPS);
   const result = compare(
     {
       plain: { ...CASE, fn: plainTurn },
       inputs: {
         ...CASE,
         fn: () => {
-          t0 = process.hrtime.bigint();
-          inputTurn(timed);
+          together.start();
+          oneStepTurn(together.record);
+        },
+      },
+      separate: {
+        ...CASE,
+        fn: () => {
+          separate.start();
+          separateTurn(separate.record);
         },
       },
       floor: { ...CASE, fn: floorInputs(floorDb) },
@@ -173,39 +227,53 @@ function timeTurns(home, floorDb) {
     { rounds: CASE.rounds },
   );
   const warm = CASE.warmup;
-  const stepStats = Object.fromEntries(
-    Object.entries(steps).map(([name, samples]) => [name, stats(samples.slice(warm))]),
-  );
-  return { ...result, steps: stepStats };
+  const statsOf = (samples) =>
+    Object.fromEntries(
+      Object.entries(samples).map(([name, list]) => [name, stats(list.slice(warm))]),
+    );
+  return { ...result, steps: statsOf(together.samples), separateSteps: statsOf(separate.samples) };
 }
 
-/** WAL pages per turn (and per step of an input turn), auto-checkpoint off while counting. */
+/** WAL pages per turn (and per step of each turn with inputs), auto-checkpoint off while counting. */
 function walPages(home) {
   const agent = home.agent(AGENT);
   const pageSize = agent.db.prepare("PRAGMA page_size").get().page_size;
   const walPath = `${agent.db.path}-wal`;
   const pagesNow = () => (statSync(walPath).size - 32) / (pageSize + 24);
-  const { plain, withInputs } = turns(home);
+  const { plain, withInputs, oneStep } = turns(home);
   agent.db.exec("PRAGMA wal_autocheckpoint = 0");
   const count = (fn) => {
     agent.db.checkpoint("TRUNCATE");
     for (let i = 0; i < WAL_TURNS; i++) fn();
     return Math.max(0, pagesNow()) / WAL_TURNS;
   };
-  const plainPages = count(plain("agent:bench:wal-plain", "wal-plain"));
-  const perStep = { accept: 0, claim: 0, "user append": 0, "complete + reply": 0 };
-  const inputTurn = withInputs("agent:bench:wal-inputs", "wal-inputs");
-  let before = 0;
-  const inputPages = count(() => {
-    before = Math.max(0, pagesNow());
-    inputTurn((name) => {
-      const now = pagesNow();
-      perStep[name] += (now - before) / WAL_TURNS;
-      before = now;
+  const bySteps = (turn, names) => {
+    const perStep = Object.fromEntries(names.map((name) => [name, 0]));
+    let before = 0;
+    const pages = count(() => {
+      before = Math.max(0, pagesNow());
+      turn((name) => {
+        const now = pagesNow();
+        perStep[name] += (now - before) / WAL_TURNS;
+        before = now;
+      });
     });
-  });
+    return { pages, perStep };
+  };
+  const plainPages = count(plain("agent:bench:wal-plain", "wal-plain"));
+  const inputs = bySteps(oneStep("agent:bench:wal-inputs", "wal-inputs"), ONE_STEP_STEPS);
+  const separate = bySteps(withInputs("agent:bench:wal-sep", "wal-sep"), SEPARATE_STEPS);
+  const keyedPages = count(oneStep("agent:bench:wal-keyed", "wal-keyed", { keyed: true }));
   agent.db.exec("PRAGMA wal_autocheckpoint = 1000");
-  return { pageSize, plainPages, inputPages, perStep };
+  return {
+    pageSize,
+    plainPages,
+    inputPages: inputs.pages,
+    perStep: inputs.perStep,
+    keyedPages,
+    separatePages: separate.pages,
+    separatePerStep: separate.perStep,
+  };
 }
 
 async function measure() {
@@ -229,11 +297,11 @@ async function measure() {
   });
 }
 
-function stepRows(wal, timing) {
-  return Object.keys(wal.perStep).map((name) => [
+function stepRows(perStep, steps) {
+  return Object.keys(perStep).map((name) => [
     name,
-    wal.perStep[name].toFixed(2),
-    `${fmtUs(timing.steps[name].p50)} / ${fmtUs(timing.steps[name].p99)}`,
+    perStep[name].toFixed(2),
+    `${fmtUs(steps[name].p50)} / ${fmtUs(steps[name].p99)}`,
   ]);
 }
 
@@ -254,16 +322,22 @@ export async function run() {
     },
     ...walTargets("inbound"),
   ];
+  const row = (name, pages, t) => [name, pages.toFixed(2), `${fmtUs(t.p50)} / ${fmtUs(t.p99)}`];
+  const separateAdded = wal.separatePages - wal.plainPages;
   const markdown = [
     "## Inbound inputs",
     "",
     "A **turn** = `transcripts.append` of the user message (with an idempotency key) and of the",
     "assistant reply: two events, two transactions, as a gateway without inputs writes them.",
-    "The **turn with inputs** = `inputs.accept` (its own transaction, when the message arrives) +",
-    "`inputs.claim` + the same user message append + `inputs.complete` with the reply appended in",
-    "the completing transaction. **Floor** = the store's own insert, claim and complete statements",
-    "through bare SQLite (the run's engine) on a database of the same schema files, autocommit,",
-    "JSON pre-encoded, no transcript: what the store adds is checks, JSON and row mapping.",
+    "The **turn with inputs** = `inputs.accept` with `claim` and the user message as `events`",
+    "(one transaction) + `inputs.complete` with the reply appended in the completing transaction.",
+    "Its user message has no transcript idempotency key: the input's key keeps a redelivery from",
+    "appending it again. The row after it counts the same turn with that key as well.",
+    "**By separate calls** = `inputs.accept` (its own transaction, when the message arrives) +",
+    "`inputs.claim` + the user message append + `inputs.complete` with the reply.",
+    "**Floor** = the store's own insert (claimed) and complete statements through bare SQLite (the",
+    "run's engine) on a database of the same schema files, autocommit, JSON pre-encoded, no",
+    "transcript: what the store adds is checks, JSON and row mapping.",
     `The agent database holds ${fmtCount(SEEDED)} completed inputs (over ${SEED_KEYS} session keys,`,
     "each with its two events) before the run. WAL pages = the -wal file's growth ÷ frame size over",
     `${fmtCount(WAL_TURNS)} turns, auto-checkpoint off (${wal.pageSize}-byte pages).`,
@@ -271,20 +345,8 @@ export async function run() {
     table(
       ["", "WAL pages per turn", "p50 / p99 per turn", "target", "met?"],
       [
-        [
-          "turn",
-          wal.plainPages.toFixed(2),
-          `${fmtUs(timing.plain.p50)} / ${fmtUs(timing.plain.p99)}`,
-          "",
-          "",
-        ],
-        [
-          "turn with inputs",
-          wal.inputPages.toFixed(2),
-          `${fmtUs(timing.inputs.p50)} / ${fmtUs(timing.inputs.p99)}`,
-          "",
-          "",
-        ],
+        [...row("turn", wal.plainPages, timing.plain), "", ""],
+        [...row("turn with inputs", wal.inputPages, timing.inputs), "", ""],
         [
           "added by inputs",
           addedPages.toFixed(2),
@@ -293,7 +355,22 @@ export async function run() {
           `pages ${met(addedPages <= TARGET_PAGES)}, p50 ${met(addedUs <= TARGET_P50_US)}`,
         ],
         [
-          "floor: insert + claim + complete, bare",
+          "turn with inputs, user message keyed in the transcript too",
+          wal.keyedPages.toFixed(2),
+          "–",
+          `+${(wal.keyedPages - wal.plainPages).toFixed(2)} pages`,
+          "",
+        ],
+        [...row("turn with inputs by separate calls", wal.separatePages, timing.separate), "", ""],
+        [
+          "added by separate calls",
+          separateAdded.toFixed(2),
+          `${fmtUs(timing.separate.p50 - timing.plain.p50)} (p50)`,
+          "",
+          "",
+        ],
+        [
+          "floor: insert claimed + complete, bare",
           "–",
           `${fmtUs(timing.floor.p50)} / ${fmtUs(timing.floor.p99)}`,
           "",
@@ -304,7 +381,11 @@ export async function run() {
     "",
     "### The turn with inputs, step by step",
     "",
-    table(["step", "WAL pages", "p50 / p99"], stepRows(wal, timing)),
+    table(["step", "WAL pages", "p50 / p99"], stepRows(wal.perStep, timing.steps)),
+    "",
+    "### By separate calls, step by step",
+    "",
+    table(["step", "WAL pages", "p50 / p99"], stepRows(wal.separatePerStep, timing.separateSteps)),
   ].join("\n");
   return { name: "inbound", markdown, targets };
 }

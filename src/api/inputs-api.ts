@@ -1,6 +1,7 @@
 import type { AgentSource } from "../stores/agent/agent-state.js";
 import { inputStoreOf } from "../stores/agent/agent-stores.js";
 import type {
+  AcceptOptions,
   AcceptResult,
   ClaimOptions,
   InputCompletion,
@@ -23,8 +24,14 @@ export class InputsApi {
     return inputStoreOf(this.home.agent(agentId, { create: false }));
   }
 
-  accept(agentId: string, sessionKey: string, input: NewInput): AcceptResult {
-    return inputStoreOf(this.home.agent(agentId)).accept(sessionKey, input);
+  /** Records a message; with `options`, also claims it and appends its events (one transaction). */
+  accept(
+    agentId: string,
+    sessionKey: string,
+    input: NewInput,
+    options?: AcceptOptions,
+  ): AcceptResult {
+    return inputStoreOf(this.home.agent(agentId)).accept(sessionKey, input, options);
   }
 
   claim(agentId: string, sessionKey: string, owner: string, options: ClaimOptions): InputRecord[] {

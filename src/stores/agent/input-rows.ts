@@ -49,6 +49,7 @@ export interface InputRecord {
 export interface InputRow {
   arrival_seq: number;
   input_id: string;
+  id_chosen: number;
   session_key: string;
   idempotency_key: string;
   payload_json: string;
@@ -64,11 +65,14 @@ export interface InputRow {
   attempts: number;
   completed_at: number | null;
   outcome_json: string | null;
+  claim_unlisted: number;
+  unlisted_from: number;
 }
 
 export const INPUT_COLUMNS = columnsOf<InputRow>()(
   "arrival_seq",
   "input_id",
+  "id_chosen",
   "session_key",
   "idempotency_key",
   "payload_json",
@@ -84,6 +88,8 @@ export const INPUT_COLUMNS = columnsOf<InputRow>()(
   "attempts",
   "completed_at",
   "outcome_json",
+  "claim_unlisted",
+  "unlisted_from",
 );
 
 function leaseOf(row: InputRow): InputLease | null {

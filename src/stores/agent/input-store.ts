@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { isStateError, StateError } from "../../db/errors.js";
@@ -59,14 +59,29 @@ export interface NewInput {
   conversationId?: string | null;
   /** When the channel received it (default: now). */
   receivedAt?: number;
-  /** Default: a new UUID. */
+  /**
+   * Default: `in-<arrivalSeq>-<random hex>`, derived from the row so that no index of ids is
+   * written. A chosen id may not have that form.
+   */
   inputId?: string;
+}
+
+/** What `accept` does with a new input besides recording it; see `InputStore.accept`. */
+export interface AcceptOptions {
+  /** Claim it at once for a turn that runs now, as `claim` would lease it. */
+  claim?: { owner: string; leaseMs: number };
+  /** The session `events` are appended to (required with `events`). */
+  sessionId?: string;
+  /** Transcript events (the user message) appended in the accepting transaction. */
+  events?: readonly NewTranscriptEvent[];
 }
 
 export interface AcceptResult {
   input: InputRecord;
   /** True when the key was accepted before: `input` is that first record, unchanged. */
   duplicate: boolean;
+  /** With `events`: the ids of those appended (none for a duplicate, which appends nothing). */
+  eventIds?: string[];
 }
 
 export interface ClaimOptions {
@@ -114,6 +129,7 @@ const ACCEPT_OPTIONS = [
   "receivedAt",
   "inputId",
 ];
+const ACCEPT_EXTRAS = ["claim", "sessionId", "events"];
 const COMPLETION_OPTIONS = ["sessionId", "events", "eventIds", "deliveryIds", "data"];
 
 function checkKey(sessionKey: unknown): string {
@@ -126,9 +142,44 @@ function checkIds(what: string, ids: readonly string[] | undefined): string[] {
   return ids.map((id) => checkText(what, id, MAX_ID));
 }
 
+/** The form of a derived input id; its number is the input's arrival_seq. */
+const DERIVED_ID = /^in-(\d{1,16})-[0-9a-f]{12}$/;
+
+/** A chosen input id: any text but the derived form, which would find another row. */
+function checkChosenId(inputId: unknown): string {
+  const id = checkText("input id", inputId, MAX_ID);
+  if (!DERIVED_ID.test(id)) return id;
+  throw new StateError("E_INVALID_ARGUMENT", `input id ${id} has the form of a derived id`, {
+    details: { inputId: id },
+  });
+}
+
+/** Parameters that find an input by id (see `ID` in input-sql.ts). */
+function idParams(inputId: string): { inputId: string; seq: number | null } {
+  const derived = DERIVED_ID.exec(inputId);
+  return { inputId, seq: derived ? Number(derived[1]) : null };
+}
+
 function notFound(inputId: string): StateError {
   return new StateError("E_NOT_FOUND", `no input ${inputId}`, { details: { inputId } });
 }
+
+/** The named parameters of the `insert` statement. */
+type AcceptRow = {
+  inputId: string | null;
+  tag: string;
+  sessionKey: string;
+  idempotencyKey: string;
+  payload: string;
+  channel: string | null;
+  conversationId: string | null;
+  receivedAt: number;
+  now: number;
+  owner: string | null;
+  pid: number | null;
+  started: number | null;
+  until: number | null;
+};
 
 /**
  * Inbound inputs of an agent (`inputs`): a gateway `accept`s a channel's message (a redelivery
@@ -161,26 +212,31 @@ export class InputStore {
     this.activeSession = db.prepare(ACTIVE_SESSION_SQL);
   }
 
-  /** Records a message; a retry with the same key returns the first record (`duplicate: true`). */
-  accept(sessionKey: string, input: NewInput): AcceptResult {
+  /**
+   * Records a message; a retry with the same key returns the first record (`duplicate: true`)
+   * and does nothing else. With `claim`, a new input is leased to `claim.owner` in the same
+   * statement; with `events`, they are appended to `sessionId` in the same transaction. A turn
+   * that accepts with both and completes with its reply adds three B-tree pages to its writes.
+   */
+  accept(sessionKey: string, input: NewInput, options: AcceptOptions = {}): AcceptResult {
     const params = this.acceptParams(
       checkKey(sessionKey),
       checkOptions(input, ACCEPT_OPTIONS, "accept"),
     );
-    let row: InputRow | undefined;
-    try {
-      row = this.statements.insert.get(params);
-    } catch (error) {
-      if (!isStateError(error, "E_CONSTRAINT")) throw error;
-      throw new StateError("E_CONFLICT", `input id ${params.inputId} is already taken`, {
-        cause: error,
-        details: { inputId: params.inputId },
-      });
+    const given = checkOptions(options, ACCEPT_EXTRAS, "accept");
+    const events = given.events ?? [];
+    if (events.length > 0 && given.sessionId === undefined) {
+      throw new StateError("E_INVALID_ARGUMENT", "accept: events need a sessionId");
     }
-    if (row) return { input: inputFromRow(row), duplicate: false };
-    const first = this.statements.byKey.get(params.sessionKey, params.idempotencyKey);
-    if (!first) throw new StateError("E_CONFLICT", "input vanished while being accepted");
-    return { input: inputFromRow(first), duplicate: true };
+    const sessionId = given.sessionId === undefined ? null : checkSessionId(given.sessionId);
+    const lease = given.claim === undefined ? this.noLease() : this.lease(given.claim);
+    if (sessionId === null || events.length === 0) return this.insert({ ...params, ...lease });
+    return this.db.tx(() => {
+      const result = this.insert({ ...params, ...lease });
+      if (result.duplicate) return { ...result, eventIds: [] };
+      const appended = this.transcripts.appendMany(sessionId, events, { sessionKey });
+      return { ...result, eventIds: appended.map((r) => r.event.id) };
+    });
   }
 
   /**
@@ -231,7 +287,7 @@ export class InputStore {
     }
     const sessionId = given.sessionId === undefined ? null : checkSessionId(given.sessionId);
     return this.db.tx(() => {
-      const row = this.statements.byId.get(inputId);
+      const row = this.statements.byId.get(idParams(inputId));
       if (!row) throw notFound(inputId);
       if (row.state === "completed" && row.lease_owner === owner) return inputFromRow(row);
       this.checkHeld(row, owner, "complete");
@@ -260,9 +316,9 @@ export class InputStore {
   recover(sessionKey: string): RecoveredInputs {
     const key = checkKey(sessionKey);
     this.db.tx(() => {
-      for (const row of this.statements.lapsed.all(key, this.clock())) {
+      for (const row of this.statements.lapsed.all({ sessionKey: key, now: this.clock() })) {
         const process = { pid: row.lease_owner_pid ?? 0, started: row.lease_owner_started };
-        if (!this.ownerAlive(process)) this.statements.interrupt.run(row.input_id);
+        if (!this.ownerAlive(process)) this.statements.interrupt.run({ seq: row.arrival_seq });
       }
     });
     // Read after the commit: the session's events are not read under the write lock.
@@ -273,7 +329,7 @@ export class InputStore {
 
   /** An interrupted input waits to be claimed again, in its original place. */
   requeue(inputId: string): InputRecord {
-    const row = this.statements.requeue.get(inputId);
+    const row = this.statements.requeue.get(idParams(inputId));
     if (row) return inputFromRow(row);
     throw this.refusal(inputId, "requeue", "interrupted");
   }
@@ -287,7 +343,7 @@ export class InputStore {
       abandoned: checkText("reason", reason, 4096),
     };
     const row = this.statements.abandon.get({
-      inputId,
+      ...idParams(inputId),
       now: this.clock(),
       outcome: JSON.stringify(outcome),
     });
@@ -296,7 +352,7 @@ export class InputStore {
   }
 
   get(inputId: string): InputRecord | undefined {
-    const row = this.statements.byId.get(inputId);
+    const row = this.statements.byId.get(idParams(inputId));
     return row ? inputFromRow(row) : undefined;
   }
 
@@ -340,8 +396,8 @@ export class InputStore {
   private acceptParams(sessionKey: string, input: NewInput) {
     const now = this.clock();
     return {
-      inputId:
-        input.inputId === undefined ? randomUUID() : checkText("input id", input.inputId, MAX_ID),
+      inputId: input.inputId === undefined ? null : checkChosenId(input.inputId),
+      tag: randomBytes(6).toString("hex"),
       sessionKey,
       idempotencyKey: checkText("idempotency key", input.idempotencyKey, MAX_ID),
       payload: encodeJson("input payload", input.payload, MAX_INPUT_PAYLOAD_BYTES),
@@ -350,6 +406,35 @@ export class InputStore {
       receivedAt: input.receivedAt === undefined ? now : checkTime("receivedAt", input.receivedAt),
       now,
     };
+  }
+
+  private lease(claim: { owner: string; leaseMs: number }) {
+    const { owner, leaseMs } = checkOptions(claim, ["owner", "leaseMs"], "accept claim");
+    const now = this.clock();
+    const until = now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now);
+    return { ...this.holder(owner), until };
+  }
+
+  private noLease() {
+    return { owner: null, pid: null, started: null, until: null };
+  }
+
+  /** The insert of `accept`; a chosen id already taken is a conflict. */
+  private insert(params: AcceptRow): AcceptResult {
+    let row: InputRow | undefined;
+    try {
+      row = this.statements.insert.get(params);
+    } catch (error) {
+      if (!isStateError(error, "E_CONSTRAINT")) throw error;
+      throw new StateError("E_CONFLICT", `input id ${params.inputId} is already taken`, {
+        cause: error,
+        details: { inputId: params.inputId },
+      });
+    }
+    if (row) return { input: inputFromRow(row), duplicate: false };
+    const first = this.statements.byKey.get(params.sessionKey, params.idempotencyKey);
+    if (!first) throw new StateError("E_CONFLICT", "input vanished while being accepted");
+    return { input: inputFromRow(first), duplicate: true };
   }
 
   private holder(owner: string) {
@@ -367,9 +452,10 @@ export class InputStore {
     owner: string,
     params: Record<string, string | number>,
   ): InputRecord {
-    const row = this.statements[which].get({ ...params, ...this.holder(owner), inputId });
+    const id = idParams(inputId);
+    const row = this.statements[which].get({ ...params, ...this.holder(owner), ...id });
     if (row) return inputFromRow(row);
-    const current = this.statements.byId.get(inputId);
+    const current = this.statements.byId.get(id);
     if (!current) throw notFound(inputId);
     this.checkHeld(current, owner, which);
     throw new StateError("E_CONFLICT", `input ${inputId} changed during ${which}`);
@@ -394,7 +480,7 @@ export class InputStore {
   }
 
   private refusal(inputId: string, action: string, wanted: string): StateError {
-    const row = this.statements.byId.get(inputId);
+    const row = this.statements.byId.get(idParams(inputId));
     if (!row) return notFound(inputId);
     return new StateError(
       "E_CONFLICT",
@@ -416,7 +502,10 @@ function listStatement(
   bySession: boolean,
 ): keyof typeof INPUT_LIST_SQL {
   if (state === undefined) return bySession ? "session" : "all";
-  if (bySession) return state === "completed" ? "both" : "bothOpen";
+  if (bySession) {
+    if (state === "claimed") return "bothClaimed";
+    return state === "completed" ? "both" : "bothOpen";
+  }
   return state === "interrupted" ? "interrupted" : "state";
 }
 
