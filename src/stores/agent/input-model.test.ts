@@ -18,6 +18,8 @@ const tempDir = useTempDirs();
 
 type Op =
   | { kind: "accept"; s: number; key: number }
+  | { kind: "acceptClaim"; s: number; key: number; o: number }
+  | { kind: "release"; o: number; pick: number }
   | { kind: "claim"; s: number; o: number; limit: number }
   | { kind: "complete"; o: number; pick: number }
   | { kind: "advance"; ms: number }
@@ -31,6 +33,11 @@ const o = fc.nat(OWNERS.length - 1);
 const pick = fc.nat(30);
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant("accept" as const), s, key: fc.nat(5) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant("acceptClaim" as const), s, key: fc.nat(5), o }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("release" as const), o, pick }) },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -121,6 +128,42 @@ function accept(w: World, store: InputStore, session: string, key: string): void
   });
 }
 
+/** `accept` with `claim`: a new input is leased to the owner at once; a redelivery changes nothing. */
+function acceptClaim(w: World, op: Extract<Op, { kind: "acceptClaim" }>): void {
+  const session = SESSIONS[op.s] as string;
+  const key = `key-${op.key}`;
+  const owner = OWNERS[op.o] as string;
+  const store = w.stores[op.o] as InputStore;
+  const result = store.accept(
+    session,
+    { idempotencyKey: key, payload: { key } },
+    { claim: { owner, leaseMs: LEASE } },
+  );
+  const known = w.model.find((m) => m.session === session && m.key === key);
+  expect(result.duplicate).toBe(known !== undefined);
+  if (known) {
+    expect(result.input.inputId).toBe(known.id);
+    return;
+  }
+  w.model.push({
+    id: result.input.inputId,
+    session,
+    key,
+    state: "claimed",
+    owner,
+    process: w.processes[op.o] as ProcessOwner,
+    expiresAt: w.now + LEASE,
+    attempts: 1,
+  });
+}
+
+function release(w: World, o: number, m: ModelInput): void {
+  const store = w.stores[o] as InputStore;
+  const held = holds(w, m, o);
+  refusedUnless(held, () => store.release(m.id, OWNERS[o] as string));
+  if (held) Object.assign(m, { state: "accepted", expiresAt: null });
+}
+
 function claim(w: World, op: Extract<Op, { kind: "claim" }>): void {
   const session = SESSIONS[op.s] as string;
   const owner = OWNERS[op.o] as string;
@@ -206,6 +249,8 @@ function apply(w: World, op: Op): void {
   const m = "pick" in op ? w.model[op.pick % Math.max(1, w.model.length)] : undefined;
   if (op.kind === "accept")
     accept(w, w.stores[0] as InputStore, SESSIONS[op.s] as string, `key-${op.key}`);
+  else if (op.kind === "acceptClaim") acceptClaim(w, op);
+  else if (op.kind === "release") m && release(w, op.o, m);
   else if (op.kind === "claim") claim(w, op);
   else if (op.kind === "complete") m && complete(w, op.o, m);
   else if (op.kind === "advance") w.now += op.ms;
@@ -214,7 +259,18 @@ function apply(w: World, op: Op): void {
   else if (m) decide(w, op, m);
 }
 
+/** Each session key's claimed inputs, however they were claimed, in arrival order. */
+function checkClaimed(w: World): void {
+  for (const session of SESSIONS) {
+    const got = w.stores[0]?.list({ state: "claimed", sessionKey: session }) ?? [];
+    expect(got.map((i) => i.inputId)).toEqual(
+      w.model.filter((m) => m.session === session && m.state === "claimed").map((m) => m.id),
+    );
+  }
+}
+
 function checkRows(w: World): void {
+  checkClaimed(w);
   const rows = w.stores[0]?.list({ limit: 10_000 }) ?? [];
   expect(
     rows.map((r) => ({
@@ -238,7 +294,7 @@ function checkRows(w: World): void {
 }
 
 describe("InputStore against a model", () => {
-  it("accept, claim, complete, lease expiry, owner death, recover, requeue and abandon", () => {
+  it("accept (and accept with claim), claim, release, complete, lease expiry, owner death, recover, requeue and abandon", () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 80, size: "max" }), (ops) => {
         const db = openDatabase({ path: join(tempDir(), "agent.sqlite"), role: "agent" });
