@@ -119,3 +119,20 @@ export const INPUT_LIST_SQL = {
       AND arrival_seq > @after
     ORDER BY arrival_seq LIMIT @limit`,
 } as const;
+
+/** The named parameters of the `insert` statement. */
+export type AcceptRow = {
+  inputId: string | null;
+  tag: string;
+  sessionKey: string;
+  idempotencyKey: string;
+  payload: string;
+  channel: string | null;
+  conversationId: string | null;
+  receivedAt: number;
+  now: number;
+  owner: string | null;
+  pid: number | null;
+  started: number | null;
+  until: number | null;
+};

@@ -19,7 +19,7 @@ import {
   encodeJson,
   optionalText,
 } from "../checks.js";
-import type { JsonValue } from "../json.js";
+import { checkChosenId, idParams } from "./input-ids.js";
 import {
   INPUT_STATES,
   type InputOutcome,
@@ -28,97 +28,39 @@ import {
   type InputState,
   inputFromRow,
 } from "./input-rows.js";
-import { ACTIVE_SESSION_SQL, INPUT_LIST_SQL, INPUT_SQL } from "./input-sql.js";
+import { ACTIVE_SESSION_SQL, type AcceptRow, INPUT_LIST_SQL, INPUT_SQL } from "./input-sql.js";
+import type {
+  AcceptOptions,
+  AcceptResult,
+  ClaimOptions,
+  InputCompletion,
+  InputListOptions,
+  InputStoreOptions,
+  NewInput,
+  RecoveredInputs,
+} from "./input-types.js";
 import { type InputView, viewInputs } from "./input-views.js";
 import { MAX_SESSION_KEY_LENGTH } from "./session-store.js";
 import type { TranscriptBranches } from "./transcript-branches.js";
-import type { NewTranscriptEvent, TranscriptStore } from "./transcript-store.js";
+import type { TranscriptStore } from "./transcript-store.js";
 
 export type { DanglingToolCall } from "../../transcript/dangling-tool-calls.js";
 export type { InputOutcome, InputRecord, InputState } from "./input-rows.js";
+export type {
+  AcceptOptions,
+  AcceptResult,
+  ClaimOptions,
+  InputCompletion,
+  InputListOptions,
+  InputStoreOptions,
+  NewInput,
+  RecoveredInputs,
+} from "./input-types.js";
 export type { InputView } from "./input-views.js";
 
 /** A message's payload is small structured data; attachments belong in blob storage. */
 export const MAX_INPUT_PAYLOAD_BYTES = 256 * 1024;
 const MAX_ID = 256;
-
-export interface InputStoreOptions {
-  clock?: Clock;
-  /** The process that claims (default: this one). */
-  process?: ProcessOwner;
-  /** Whether a lease holder's process still runs (default: `processOwnerAlive`). */
-  ownerAlive?: (owner: ProcessOwner) => boolean;
-}
-
-export interface NewInput {
-  /** The channel's id for the message: a redelivery with the same key is the same input. */
-  idempotencyKey: string;
-  payload: JsonValue;
-  channel?: string | null;
-  /** A conversation of the global database (no foreign key: another file). */
-  conversationId?: string | null;
-  /** When the channel received it (default: now). */
-  receivedAt?: number;
-  /**
-   * Default: `in-<arrivalSeq>-<random hex>`, derived from the row so that no index of ids is
-   * written. A chosen id may not have that form.
-   */
-  inputId?: string;
-}
-
-/** What `accept` does with a new input besides recording it; see `InputStore.accept`. */
-export interface AcceptOptions {
-  /** Claim it at once for a turn that runs now, as `claim` would lease it. */
-  claim?: { owner: string; leaseMs: number };
-  /** The session `events` are appended to (required with `events`). */
-  sessionId?: string;
-  /** Transcript events (the user message) appended in the accepting transaction. */
-  events?: readonly NewTranscriptEvent[];
-}
-
-export interface AcceptResult {
-  input: InputRecord;
-  /** True when the key was accepted before: `input` is that first record, unchanged. */
-  duplicate: boolean;
-  /** With `events`: the ids of those appended (none for a duplicate, which appends nothing). */
-  eventIds?: string[];
-}
-
-export interface ClaimOptions {
-  /** How long the claim holds before a dead owner's inputs count as interrupted. */
-  leaseMs: number;
-  /** At most this many inputs (default 1). */
-  limit?: number;
-}
-
-/** How a turn answered an input; see `InputStore.complete`. */
-export interface InputCompletion {
-  /** The session `events` are appended to (required with `events`). */
-  sessionId?: string;
-  /** The turn's last transcript events, appended in the completing transaction. */
-  events?: readonly NewTranscriptEvent[];
-  /** Events the turn appended before (tool calls and results), recorded in the outcome. */
-  eventIds?: readonly string[];
-  deliveryIds?: readonly string[];
-  data?: JsonValue;
-}
-
-export interface RecoveredInputs {
-  /** Every interrupted input of the session key, oldest first, those found now included. */
-  interrupted: InputRecord[];
-  /** The session the key's turns write to, whose current branch was checked. */
-  sessionId: string | null;
-  danglingToolCalls: DanglingToolCall[];
-}
-
-export interface InputListOptions {
-  state?: InputState;
-  sessionKey?: string;
-  /** Only inputs that arrived after this `arrivalSeq` (keyset pagination). */
-  afterSeq?: number;
-  /** Default 100. */
-  limit?: number;
-}
 
 const STORE_OPTIONS = ["clock", "process", "ownerAlive"];
 const ACCEPT_OPTIONS = [
@@ -142,44 +84,9 @@ function checkIds(what: string, ids: readonly string[] | undefined): string[] {
   return ids.map((id) => checkText(what, id, MAX_ID));
 }
 
-/** The form of a derived input id; its number is the input's arrival_seq. */
-const DERIVED_ID = /^in-(\d{1,16})-[0-9a-f]{12}$/;
-
-/** A chosen input id: any text but the derived form, which would find another row. */
-function checkChosenId(inputId: unknown): string {
-  const id = checkText("input id", inputId, MAX_ID);
-  if (!DERIVED_ID.test(id)) return id;
-  throw new StateError("E_INVALID_ARGUMENT", `input id ${id} has the form of a derived id`, {
-    details: { inputId: id },
-  });
-}
-
-/** Parameters that find an input by id (see `ID` in input-sql.ts). */
-function idParams(inputId: string): { inputId: string; seq: number | null } {
-  const derived = DERIVED_ID.exec(inputId);
-  return { inputId, seq: derived ? Number(derived[1]) : null };
-}
-
 function notFound(inputId: string): StateError {
   return new StateError("E_NOT_FOUND", `no input ${inputId}`, { details: { inputId } });
 }
-
-/** The named parameters of the `insert` statement. */
-type AcceptRow = {
-  inputId: string | null;
-  tag: string;
-  sessionKey: string;
-  idempotencyKey: string;
-  payload: string;
-  channel: string | null;
-  conversationId: string | null;
-  receivedAt: number;
-  now: number;
-  owner: string | null;
-  pid: number | null;
-  started: number | null;
-  until: number | null;
-};
 
 /**
  * Inbound inputs of an agent (`inputs`): a gateway `accept`s a channel's message (a redelivery
@@ -216,7 +123,8 @@ export class InputStore {
    * Records a message; a retry with the same key returns the first record (`duplicate: true`)
    * and does nothing else. With `claim`, a new input is leased to `claim.owner` in the same
    * statement; with `events`, they are appended to `sessionId` in the same transaction. A turn
-   * that accepts with both and completes with its reply adds three B-tree pages to its writes.
+   * that accepts with both and completes with its reply writes, for its input, the row's leaf
+   * twice and one leaf of the (session key, idempotency key) index: no other B-tree.
    */
   accept(sessionKey: string, input: NewInput, options: AcceptOptions = {}): AcceptResult {
     const params = this.acceptParams(
@@ -234,7 +142,9 @@ export class InputStore {
     return this.db.tx(() => {
       const result = this.insert({ ...params, ...lease });
       if (result.duplicate) return { ...result, eventIds: [] };
-      const appended = this.transcripts.appendMany(sessionId, events, { sessionKey });
+      const appended = this.transcripts.appendMany(sessionId, events, {
+        sessionKey: params.sessionKey,
+      });
       return { ...result, eventIds: appended.map((r) => r.event.id) };
     });
   }
@@ -396,7 +306,7 @@ export class InputStore {
   private acceptParams(sessionKey: string, input: NewInput) {
     const now = this.clock();
     return {
-      inputId: input.inputId === undefined ? null : checkChosenId(input.inputId),
+      inputId: input.inputId === undefined ? null : checkChosenId(input.inputId, MAX_ID),
       tag: randomBytes(6).toString("hex"),
       sessionKey,
       idempotencyKey: checkText("idempotency key", input.idempotencyKey, MAX_ID),

@@ -1,5 +1,5 @@
-import type { InputState } from "./input-rows.js";
-import type { InputListOptions, InputRecord } from "./input-store.js";
+import type { InputRecord, InputState } from "./input-rows.js";
+import type { InputListOptions } from "./input-types.js";
 
 /** An input as `recover` would leave it, with the state its row holds now. */
 export interface InputView extends InputRecord {
