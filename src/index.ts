@@ -159,6 +159,7 @@ export type {
   NewFact,
 } from "./stores/agent/fact-store.js";
 export type {
+  AcceptOptions,
   AcceptResult,
   ClaimOptions,
   DanglingToolCall,
