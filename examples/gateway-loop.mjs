@@ -195,8 +195,8 @@ async function sendLoop() {
 // ---- 4. Recovery: interrupted turns and sends of unknown outcome -------------------------------
 
 function recoverInputs() {
-  for (const key of new Set([...sessionKeysIn("claimed"), ...sessionKeysIn("interrupted")])) {
-    const { interrupted, danglingToolCalls } = home.inputs.recover(AGENT, key);
+  if (!home.hasAgent(AGENT)) return;
+  for (const { interrupted, danglingToolCalls } of home.inputs.recoverAll(AGENT)) {
     for (const input of interrupted) {
       // The scripted backend is safe to run twice: its only tool reads. A real gateway decides
       // per input, looking at `danglingToolCalls`: requeue when the turn may run again, abandon

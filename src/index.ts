@@ -171,6 +171,7 @@ export type {
   InputView,
   NewInput,
   RecoveredInputs,
+  RecoveredSessionInputs,
 } from "./stores/agent/input-store.js";
 export type { MemoryStateStore, SessionStatePatch } from "./stores/agent/memory-state-store.js";
 export type {

@@ -11,6 +11,7 @@ import type {
   InputView,
   NewInput,
   RecoveredInputs,
+  RecoveredSessionInputs,
 } from "../stores/agent/input-store.js";
 
 /**
@@ -63,6 +64,14 @@ export class InputsApi {
 
   recover(agentId: string, sessionKey: string): RecoveredInputs {
     return this.read(agentId).recover(sessionKey);
+  }
+
+  /**
+   * `recover` for every session key of the agent with a claimed or interrupted input (see
+   * `InputStore.recoverAll`); only keys with interrupted inputs are reported.
+   */
+  recoverAll(agentId: string): RecoveredSessionInputs[] {
+    return this.read(agentId).recoverAll();
   }
 
   requeue(agentId: string, inputId: string): InputRecord {

@@ -354,6 +354,53 @@ describe("InputStore.recover", () => {
   });
 });
 
+describe("InputStore.recoverAll", () => {
+  it("recovers every session key a dead owner held, past a page of keys, and only those", () => {
+    const { db, now, store } = rig();
+    const inputs = store();
+    const ghost = store(GHOST);
+    const expected = new Set<string>();
+    // 2,400 keys (more than a page of the key scan): every third claimed by a dead owner, half of
+    // those through accept's own claim; the others claimed by this live process or left waiting.
+    db.tx(() => {
+      for (let k = 0; k < 2_400; k++) {
+        const key = `key-${k}`;
+        if (k % 3 === 0 && k % 2 === 0) {
+          const claim = { owner: "gw-dead", leaseMs: LEASE };
+          expected.add(
+            ghost.accept(key, { idempotencyKey: "m", payload: k }, { claim }).input.inputId,
+          );
+          continue;
+        }
+        const { input } = inputs.accept(key, { idempotencyKey: "m", payload: k });
+        if (k % 3 === 0) {
+          ghost.claim(key, "gw-dead", { leaseMs: LEASE });
+          expected.add(input.inputId);
+        } else if (k % 3 === 1) {
+          inputs.claim(key, "gw-live", { leaseMs: LEASE });
+        }
+      }
+    });
+    expect(inputs.recoverAll()).toEqual([]); // no lease has lapsed yet
+    now.t += LEASE;
+    const recovered = inputs.recoverAll();
+    const ids = recovered.flatMap((r) => r.interrupted.map((i) => i.inputId));
+    expect(new Set(ids)).toEqual(expected);
+    expect(ids).toHaveLength(expected.size);
+    for (const r of recovered)
+      expect(r.interrupted.every((i) => i.sessionKey === r.sessionKey)).toBe(true);
+    // The rows agree: exactly those inputs are interrupted, the live owner's still claimed.
+    const states = db
+      .prepare<{ input_id: string; state: string }>("SELECT input_id, state FROM inputs")
+      .all();
+    const interrupted = states.filter((r) => r.state === "interrupted").map((r) => r.input_id);
+    expect(new Set(interrupted)).toEqual(expected);
+    expect(states.filter((r) => r.state === "claimed")).toHaveLength(800);
+    // Interrupted inputs stay reported until the gateway decides.
+    expect(inputs.recoverAll().flatMap((r) => r.interrupted)).toHaveLength(expected.size);
+  });
+});
+
 describe("home.inputs", () => {
   it("works by agent id, and the agent's public stores have no inputs", () => {
     const home = openStateHome({ home: tempDir() });

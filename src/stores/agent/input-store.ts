@@ -38,8 +38,9 @@ import type {
   InputStoreOptions,
   NewInput,
   RecoveredInputs,
+  RecoveredSessionInputs,
 } from "./input-types.js";
-import { type InputView, viewInputs } from "./input-views.js";
+import { type InputView, keysToRecover, viewInputs } from "./input-views.js";
 import { MAX_SESSION_KEY_LENGTH } from "./session-store.js";
 import type { TranscriptBranches } from "./transcript-branches.js";
 import type { TranscriptStore } from "./transcript-store.js";
@@ -55,6 +56,7 @@ export type {
   InputStoreOptions,
   NewInput,
   RecoveredInputs,
+  RecoveredSessionInputs,
 } from "./input-types.js";
 export type { InputView } from "./input-views.js";
 
@@ -235,6 +237,20 @@ export class InputStore {
     const interrupted = this.list({ state: "interrupted", sessionKey: key, limit: 10_000 });
     const sessionId = this.activeSession.get({ key })?.session_id ?? null;
     return { interrupted, sessionId, danglingToolCalls: this.dangling(sessionId) };
+  }
+
+  /**
+   * `recover` for every session key with a claimed or interrupted input: what a gateway runs when
+   * it starts, and then now and again, since a dead owner's lease lapses only later. Each key is
+   * its own transaction. Keys with nothing interrupted are left out of the answer.
+   */
+  recoverAll(): RecoveredSessionInputs[] {
+    const found: RecoveredSessionInputs[] = [];
+    for (const sessionKey of keysToRecover((options) => this.list(options))) {
+      const recovered = this.recover(sessionKey);
+      if (recovered.interrupted.length > 0) found.push({ sessionKey, ...recovered });
+    }
+    return found;
   }
 
   /** An interrupted input waits to be claimed again, in its original place. */

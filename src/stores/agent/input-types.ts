@@ -75,6 +75,11 @@ export interface RecoveredInputs {
   danglingToolCalls: DanglingToolCall[];
 }
 
+/** `recover` of one session key, as `recoverAll` reports it. */
+export interface RecoveredSessionInputs extends RecoveredInputs {
+  sessionKey: string;
+}
+
 export interface InputListOptions {
   state?: InputState;
   sessionKey?: string;

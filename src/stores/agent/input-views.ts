@@ -47,3 +47,31 @@ function collect(list: List, options: InputListOptions, keep: Test, limit: numbe
     afterSeq = last.arrivalSeq;
   }
 }
+
+/** Reads this many inputs per page while looking for the session keys to recover. */
+const KEY_PAGE = 1_000;
+
+/**
+ * The session keys with a claimed or interrupted input, in the order their oldest such input
+ * arrived: the keys a `recover` of every key has to visit. Pages through each state, so a key with
+ * many inputs costs one page, not one query per input.
+ */
+export function keysToRecover(list: List): string[] {
+  const firstSeen = new Map<string, number>();
+  for (const state of ["claimed", "interrupted"] as const) {
+    let afterSeq = 0;
+    for (;;) {
+      const page = list({ state, afterSeq, limit: KEY_PAGE });
+      for (const record of page) {
+        const seen = firstSeen.get(record.sessionKey);
+        if (seen === undefined || record.arrivalSeq < seen) {
+          firstSeen.set(record.sessionKey, record.arrivalSeq);
+        }
+      }
+      const last = page.at(-1);
+      if (!last || page.length < KEY_PAGE) break;
+      afterSeq = last.arrivalSeq;
+    }
+  }
+  return [...firstSeen].sort((a, b) => a[1] - b[1]).map(([key]) => key);
+}
