@@ -68,6 +68,13 @@ export {
   verifyBackup,
 } from "./entry-points.js";
 export {
+  collectGarbage,
+  type GcDatabaseReport,
+  type GcOptions,
+  type GcReport,
+} from "./gc/collect-garbage.js";
+export { type GcSchedule, type GcScheduleOptions, scheduleGc } from "./gc/gc-schedule.js";
+export {
   type AgentOpenOptions,
   type AgentPin,
   type AgentRecord,

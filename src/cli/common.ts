@@ -165,6 +165,21 @@ export function withReadHome<T>(options: HomeOptions, fn: (home: StateHome) => T
 }
 
 /** An integer flag value in [min, max], or `E_INVALID_ARGUMENT` naming the flag. */
+const DURATION_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration such as `90s`, `30m`, `6h` or `1d`, in milliseconds, at least `minMs`. */
+export function parseDuration(flag: string, text: string, minMs: number): number {
+  const match = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(text.trim());
+  const ms = match ? Math.round(Number(match[1]) * (DURATION_UNITS[match[2] as string] ?? 0)) : NaN;
+  if (!Number.isFinite(ms) || ms < minMs) {
+    throw new StateError(
+      "E_INVALID_ARGUMENT",
+      `${flag} must be a duration such as 30s, 15m, 6h or 1d, at least ${minMs / 1000}s (got ${JSON.stringify(text)})`,
+    );
+  }
+  return ms;
+}
+
 export function parseInteger(flag: string, text: string, min: number, max: number): number {
   const value = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {

@@ -1,5 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
+import { openStateHome } from "../../src/home.js";
+import { ageSession, DAY, startSession } from "../../src/maintenance/test-support/seed-home.js";
 import { seedHome } from "../../src/server/test-support/seed-home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { CLI, requireBuild } from "../support/built.js";
@@ -51,9 +56,46 @@ describe("agentstate serve", () => {
   it("documents its flags", () => {
     const help = cli(["serve", "--help"]);
     expect(help.status).toBe(0);
-    for (const flag of ["--host", "--port", "--token", "--write", "--home"]) {
+    for (const flag of ["--host", "--port", "--token", "--write", "--home", "--maintain-every"]) {
       expect(help.stdout).toContain(flag);
     }
+  });
+
+  it("--maintain-every runs the home's maintenance on a timer, a line per run on stderr", async () => {
+    const home = tempDir();
+    const state = openStateHome({ home });
+    const agent = state.agent("main");
+    startSession(agent, "agent:main:a", "idle", 4);
+    startSession(agent, "agent:main:b", "recent", 4);
+    ageSession(agent, "idle", Date.now() - 10 * DAY);
+    state.close();
+    writeFileSync(join(home, "agentstate.json"), '{"maintenance": {"coldAfterDays": 7}}');
+
+    const bad = cli(["serve", "--home", home, "--port", "0", "--maintain-every", "soon"]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--maintain-every must be a duration/);
+
+    const { child } = await serve(["--home", home, "--port", "0", "--maintain-every", "1s"]);
+    let err = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const deadline = Date.now() + 15_000;
+    while (!/maintenance: .*\n/.test(err) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(err).toMatch(/^maintenance: 1 moved cold; 0 pruned; .*quick_check ok on 1 agents/m);
+    const db = openRawSqlite(join(home, "agents", "main", "agent", "agent.sqlite"), {
+      readonly: true,
+    });
+    const cold = db
+      .prepare("SELECT session_id FROM cold_sessions JOIN sessions USING (session_no)")
+      .pluck()
+      .all();
+    db.close();
+    expect(cold).toEqual(["idle"]);
+    child.kill("SIGTERM");
+    expect(await exited(child)).toBe(0);
   });
 
   it("refuses a non-loopback host without a token, before listening", () => {

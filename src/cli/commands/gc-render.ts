@@ -110,3 +110,23 @@ export function renderGc(report: GcReport): string {
   const maintenance = report.maintenance ? [renderPlan(report.maintenance), ""] : [];
   return [...maintenance, table, "", removed, ...vacuumed, ...checks].join("\n");
 }
+
+/** One line per scheduled run (`serve --maintain-every`): what it changed, and any damage found. */
+export function summarizeGc(report: GcReport): string {
+  const outcomes = report.maintenance?.outcomes ?? [];
+  const done = (kind: string) =>
+    outcomes.filter((o) => o.action === kind && o.status === "done").length;
+  const agents = report.databases.filter((db) => db.agentId !== null);
+  const damaged = agents.filter((db) => db.quickCheck !== undefined && db.quickCheck !== "ok");
+  const failed = report.databases.filter((db) => db.error !== undefined);
+  const parts = [
+    `${done("cold")} moved cold`,
+    `${done("prune")} pruned`,
+    `${report.total} expired and ${report.retainedTotal} retained rows removed`,
+    damaged.length === 0
+      ? `quick_check ok on ${agents.length - failed.length} agents`
+      : `quick_check found damage in ${damaged.map((db) => db.agentId).join(", ")}`,
+    ...failed.map((db) => `${db.agentId ?? "global"}: ${db.error}`),
+  ];
+  return `maintenance: ${parts.join("; ")}`;
+}

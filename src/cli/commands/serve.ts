@@ -1,17 +1,27 @@
 import type { Command } from "commander";
+import { type GcSchedule, scheduleGc } from "../../gc/gc-schedule.js";
+import { openStateHome } from "../../home.js";
 import {
   DEFAULT_HOST,
   DEFAULT_PORT,
   type RunningServer,
   startServer,
 } from "../../server/start-server.js";
-import { addExamples, addHomeOption, type HomeOptions, parseInteger } from "../common.js";
+import {
+  addExamples,
+  addHomeOption,
+  type HomeOptions,
+  parseDuration,
+  parseInteger,
+} from "../common.js";
+import { summarizeGc } from "./gc-render.js";
 
 interface ServeOptions extends HomeOptions {
   host: string;
   port: string;
   token?: string;
   write?: boolean;
+  maintainEvery?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -28,28 +38,49 @@ export function registerServe(program: Command): void {
       "--token <token>",
       "require this token (Bearer header, or the cookie the printed URL sets); default $AGENTSTATE_TOKEN",
     )
+    .option("--write", "accept writes (append events, labels, entry patches); read-only without it")
     .option(
-      "--write",
-      "accept writes (append events, labels, entry patches); read-only without it",
+      "--maintain-every <duration>",
+      "run gc's work on a timer (30m, 6h, 1d; at least 1s): the maintenance policy of agentstate.json, expired rows, retention, each agent's quick_check; a line per run on stderr",
     );
   addExamples(command, [
     "agentstate serve",
     "agentstate serve --port 0 --write",
     "agentstate serve --host 0.0.0.0 --token <token>",
+    "agentstate serve --maintain-every 6h",
   ]);
   addHomeOption(command);
   command.action(async (options: ServeOptions) => {
+    const everyMs =
+      options.maintainEvery === undefined
+        ? undefined
+        : parseDuration("--maintain-every", options.maintainEvery, 1000);
+    // With a schedule the command owns the home, so that the server and the runs share it.
+    const home =
+      everyMs === undefined ? null : openStateHome({ home: options.home ?? "", create: false });
     const server = await startServer({
-      home: options.home ?? "",
+      home: home ?? options.home ?? "",
       host: options.host,
       port: parseInteger("--port", options.port, 0, 65_535),
       // From the environment, the token stays out of `ps` and shell history.
       token: options.token ?? (process.env.AGENTSTATE_TOKEN || undefined),
       write: options.write === true,
     });
+    let schedule: GcSchedule | undefined;
+    if (home && everyMs !== undefined) {
+      schedule = scheduleGc(home, {
+        everyMs,
+        onReport: (report) => process.stderr.write(`${summarizeGc(report)}\n`),
+        onError: (error) =>
+          process.stderr.write(`maintenance failed: ${(error as Error).message}\n`),
+      });
+    }
     const mode = options.write ? "writes enabled" : "read-only";
-    process.stdout.write(`agentstate dashboard (${mode}): ${server.url}\n`);
+    const maintained = options.maintainEvery ? `, maintained every ${options.maintainEvery}` : "";
+    process.stdout.write(`agentstate dashboard (${mode}${maintained}): ${server.url}\n`);
     await serveUntilSignal(server);
+    schedule?.stop();
+    home?.close();
   });
 }
 
