@@ -20,6 +20,8 @@ describe("public API", () => {
         "StateError",
         "StateHome",
         "describeHome",
+        "collectGarbage",
+        "scheduleGc",
         "isStateError",
         "latestSchemaVersion",
         "openDatabase",
