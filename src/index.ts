@@ -10,6 +10,9 @@ export type { SessionsApi } from "./api/sessions-api.js";
 export type { HomeSearchOptions, TranscriptScope, TranscriptsApi } from "./api/transcripts-api.js";
 export type {
   AgentDayEvents,
+  SessionUsageGroup,
+  SessionUsageReport,
+  TokenTotal,
   UsageApi,
   UsageGroup,
   UsageGrouping,
@@ -228,6 +231,11 @@ export {
   type StoredEvent,
   type TranscriptStore,
 } from "./stores/agent/transcript-store.js";
+export type {
+  SessionModelUsage,
+  SessionUsage,
+  SessionUsageQuery,
+} from "./stores/agent/session-usage.js";
 export type { DailyUsage, UsageQuery, UsageRange } from "./stores/agent/usage-query.js";
 export type { VfsStat } from "./stores/agent/vfs-resolver.js";
 export type { VfsStore, VirtualAgentFs } from "./stores/agent/vfs-store.js";

@@ -1,6 +1,7 @@
 import { StateError } from "../db/errors.js";
 import { rejectUnknownOptions } from "../db/options.js";
 import type { AgentSource } from "../stores/agent/agent-state.js";
+import type { SessionModelUsage } from "../stores/agent/session-usage.js";
 import type { DailyUsage, UsageRange } from "../stores/agent/usage-query.js";
 
 export const USAGE_GROUPINGS = ["day", "model", "agent"] as const;
@@ -32,6 +33,25 @@ export interface UsageReport {
   totals: UsageTotals;
 }
 
+/** Tokens of every kind: input, output, cache read and cache write. */
+export interface TokenTotal {
+  totalTokens: number;
+}
+
+/** One provider and model's usage within a session ('' for events naming none). */
+export type SessionUsageGroup = SessionModelUsage & TokenTotal;
+
+export interface SessionUsageReport {
+  agentId: string;
+  sessionId: string;
+  sessionKey: string | null;
+  /** True when the events were read from the session's cold archive. */
+  cold: boolean;
+  /** By cost, then tokens, then name, like a report by model. */
+  models: SessionUsageGroup[];
+  totals: UsageTotals & TokenTotal;
+}
+
 /** Events of one agent on one UTC day. */
 export interface AgentDayEvents {
   agentId: string;
@@ -58,6 +78,12 @@ function zero(): UsageTotals {
 
 function add(into: UsageTotals, row: UsageTotals): void {
   for (const field of SUMMED) into[field] += row[field];
+}
+
+function withTotal<T extends UsageTotals>(row: T): T & TokenTotal {
+  const totalTokens =
+    row.inputTokens + row.outputTokens + row.cacheReadTokens + row.cacheWriteTokens;
+  return { ...row, totalTokens };
 }
 
 function dayOf(dayStartAt: number): string {
@@ -120,6 +146,26 @@ export class UsageApi {
     return [...out.values()];
   }
 
+  /**
+   * One session's usage by model, summed from its own events (hot rows or its cold archive), not
+   * from the daily rollups, which do not keep sessions apart. `E_NOT_FOUND` for an unknown session.
+   */
+  session(agentId: string, sessionId: string): SessionUsageReport {
+    return this.home.withAgent(
+      agentId,
+      (agent) => {
+        const { sessionKey } = agent.lifecycle.get(sessionId);
+        const { cold, models } = agent.sessionUsage.bySession(sessionId);
+        const totals = zero();
+        for (const row of models) add(totals, row);
+        const groups = models.map(withTotal);
+        groups.sort(byCost((g) => `${g.provider}/${g.model}`));
+        return { agentId, sessionId, sessionKey, cold, models: groups, totals: withTotal(totals) };
+      },
+      NO_CREATE,
+    );
+  }
+
   /** Calls `fn` with every rollup row of the chosen agents, one agent held open at a time. */
   private eachDay(
     options: UsageQueryOptions,
@@ -139,8 +185,11 @@ export class UsageApi {
 /** Days oldest first; models and agents by cost, then tokens, then name. */
 function orderOf(by: UsageGrouping): (a: UsageGroup, b: UsageGroup) => number {
   if (by === "day") return (a, b) => ((a.day ?? "") < (b.day ?? "") ? -1 : 1);
-  const name = (g: UsageGroup) => g.agentId ?? `${g.provider}/${g.model}`;
-  const tokens = (g: UsageGroup) => g.inputTokens + g.outputTokens + g.cacheReadTokens;
+  return byCost((g) => g.agentId ?? `${g.provider}/${g.model}`);
+}
+
+function byCost<T extends UsageTotals>(name: (g: T) => string): (a: T, b: T) => number {
+  const tokens = (g: T) => g.inputTokens + g.outputTokens + g.cacheReadTokens;
   return (a, b) =>
     b.cost - a.cost ||
     tokens(b) - tokens(a) ||

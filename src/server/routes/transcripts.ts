@@ -37,7 +37,10 @@ const labelBody = z.strictObject({
   label: z.string().max(256).nullable(),
 });
 
-/** Transcripts by `{agentId, sessionId}`: sessions with a log, a session, a page of events, the tree. */
+/**
+ * Transcripts by `{agentId, sessionId}`: sessions with a log, a session, a page of events, its
+ * usage and cost by model, the tree.
+ */
 export function transcriptRoutes({ home, live }: ServerDeps): Hono {
   const agentOf = (id: string) => home.agent(id, { create: false });
   return new Hono()
@@ -63,6 +66,11 @@ export function transcriptRoutes({ home, live }: ServerDeps): Hono {
       const last = events.at(-1)?.seq ?? afterSeq;
       const nextAfterSeq = last < session.eventCount ? last : null;
       return c.json({ session, events, nextAfterSeq });
+    })
+    .get("/agents/:agentId/transcripts/:sessionId/usage", (c) => {
+      const { agentId, sessionId } = params(c, sessionParams);
+      query(c, noQuery);
+      return c.json(home.usage.session(agentId, sessionId));
     })
     .get("/agents/:agentId/transcripts/:sessionId/tree", (c) => {
       const { agentId, sessionId } = params(c, sessionParams);

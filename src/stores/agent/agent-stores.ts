@@ -9,6 +9,7 @@ import { FactStore } from "./fact-store.js";
 import { InputStore } from "./input-store.js";
 import { MemoryStateStore } from "./memory-state-store.js";
 import { SessionLifecycle } from "./session-lifecycle.js";
+import { SessionUsageQuery } from "./session-usage.js";
 import { SessionStore } from "./session-store.js";
 import { SnapshotStore } from "./snapshot-store.js";
 import { TopicStore } from "./topic-store.js";
@@ -31,6 +32,8 @@ export interface AgentStores {
   readonly search: TranscriptSearch;
   /** Token usage, cost and events per UTC day, provider and model, from the daily rollups. */
   readonly usage: UsageQuery;
+  /** One session's token usage and cost by model, summed from its events (hot or cold). */
+  readonly sessionUsage: SessionUsageQuery;
   /** The SQLite scratch filesystems, one per namespace (`vfs.namespace("scratch")`). */
   readonly vfs: VfsStore;
   readonly toolArtifacts: ToolArtifactStore;
@@ -95,6 +98,7 @@ export function defineAgentStores<Base extends object>(
     snapshots,
     search: once(() => new TranscriptSearch(db, agentId, transcripts().index, transcripts().cold)),
     usage: once(() => new UsageQuery(db)),
+    sessionUsage: once(() => new SessionUsageQuery(db, () => transcripts().cold)),
     cold: () => transcripts().cold,
     vfs: once(() => new VfsStore(db)),
     toolArtifacts: once(() => new ToolArtifactStore(db)),
