@@ -203,6 +203,11 @@ export type {
   UpsertOptions,
 } from "./stores/agent/session-store.js";
 export type {
+  SessionModelUsage,
+  SessionUsage,
+  SessionUsageQuery,
+} from "./stores/agent/session-usage.js";
+export type {
   NewSnapshot,
   SnapshotStore,
   TranscriptSnapshot,
@@ -231,11 +236,6 @@ export {
   type StoredEvent,
   type TranscriptStore,
 } from "./stores/agent/transcript-store.js";
-export type {
-  SessionModelUsage,
-  SessionUsage,
-  SessionUsageQuery,
-} from "./stores/agent/session-usage.js";
 export type { DailyUsage, UsageQuery, UsageRange } from "./stores/agent/usage-query.js";
 export type { VfsStat } from "./stores/agent/vfs-resolver.js";
 export type { VfsStore, VirtualAgentFs } from "./stores/agent/vfs-store.js";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { UsageReport } from "../../src/api/usage-api.js";
+import type { SessionUsageReport, UsageReport } from "../../src/api/usage-api.js";
 import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { requireBuild } from "../support/built.js";
@@ -89,5 +89,61 @@ describe("agentstate usage", () => {
     const unknown = cli(["usage", "--agent", "nobody", "--home", home]);
     expect(unknown.status).toBe(3);
     expect(unknown.stderr).toContain("this home has agents main, ops");
+  });
+
+  it("--session KEY|ID prints one session's usage by model, hot or cold, exit 3 when unknown", () => {
+    const home = seed();
+    const state = openStateHome({ home });
+    const ops = state.agent("ops");
+    ops.lifecycle.start("agent:ops:main");
+    const sessionId = ops.lifecycle.active("agent:ops:main")?.sessionId ?? "";
+    const usage = { input: 40, output: 2, cacheRead: 9, cacheWrite: 1, cost: { total: 0.125 } };
+    ops.transcripts.append(sessionId, {
+      type: "message",
+      message: { role: "assistant", provider: "acme", model: "tiny", usage, content: [] },
+    });
+    state.close();
+
+    const byKey = cli(["usage", "--agent", "ops", "--session", "agent:ops:main", "--home", home]);
+    expect(byKey.stderr).toBe("");
+    expect(byKey.status).toBe(0);
+    const lines = byKey.stdout.trimEnd().split("\n");
+    expect(lines[0]).toBe(`session ${sessionId}  key agent:ops:main`);
+    expect(lines[1]).toMatch(
+      /^MODEL\s+EVENTS\s+MESSAGES\s+INPUT\s+OUTPUT\s+CACHE READ\s+CACHE WRITE\s+TOTAL TOKENS\s+COST$/,
+    );
+    expect(lines.find((l) => l.startsWith("acme/tiny"))).toMatch(
+      /^acme\/tiny\s+1\s+1\s+40\s+2\s+9\s+1\s+52\s+0\.1250$/,
+    );
+
+    // By id, in an agent chosen by --agent, cold, as JSON: the same numbers from the archive.
+    const again = openStateHome({ home });
+    again.agent("main").cold.move("a");
+    again.close();
+    const cold = cli(["usage", "--agent", "main", "--session", "a", "--json", "--home", home]);
+    expect(cold.status).toBe(0);
+    const report = JSON.parse(cold.stdout) as SessionUsageReport;
+    expect(report.cold).toBe(true);
+    expect(report.models.map((m) => [m.model, m.inputTokens, m.cost])).toEqual([
+      ["big", 100, 0.5],
+      ["small", 20, 0],
+    ]);
+    expect(report.totals).toMatchObject({ messages: 2, pricedMessages: 1, totalTokens: 126 });
+
+    const unknown = cli(["usage", "--agent", "main", "--session", "nope", "--home", home]);
+    expect(unknown.status).toBe(3);
+    expect(unknown.stderr).toContain('no session or session key "nope" for agent main');
+    const mixed = cli([
+      "usage",
+      "--session",
+      "a",
+      "--by",
+      "model",
+      "--agent",
+      "main",
+      "--home",
+      home,
+    ]);
+    expect(mixed.status).toBe(2);
   });
 });

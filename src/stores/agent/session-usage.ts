@@ -73,7 +73,8 @@ export class SessionUsageQuery {
     if (rows.length > 0) return { cold: false, models: rows.map(fromRow) };
     const archive = this.cold().open(sessionId);
     if (archive === undefined) return { cold: false, models: [] };
-    if (archive === "restored") return { cold: false, models: this.hot.all(sessionId).map(fromRow) };
+    if (archive === "restored")
+      return { cold: false, models: this.hot.all(sessionId).map(fromRow) };
     try {
       const sums = new Map<string, SessionModelUsage>();
       // Blob references stay unresolved: they replace long strings, never usage fields.
