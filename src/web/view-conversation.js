@@ -6,6 +6,7 @@ import { api, apiPath, subscribe } from "./api.js";
 import { renderEvent } from "./conversation.js";
 import { formatTime, h, link, replace, route, shortId } from "./dom.js";
 import { setLive } from "./live.js";
+import { sessionUsagePanel } from "./session-usage.js";
 
 const PAGE = 100;
 /** Events loaded before a target seq, so the target does not sit at the very top. */
@@ -189,7 +190,11 @@ function sessionHeader(agentId, session, eventCount) {
 export async function conversationView({ root, params: [agentId, sessionId], query, isCurrent }) {
   const base = apiPath("agents", agentId, "transcripts", sessionId);
   const target = Number.parseInt(query.get("seq") ?? "", 10);
-  let [{ session, snapshots }, tree] = await Promise.all([api(base), api(`${base}/tree`)]);
+  let [{ session, snapshots }, tree, usage] = await Promise.all([
+    api(base),
+    api(`${base}/tree`),
+    api(`${base}/usage`),
+  ]);
   let loaded = [];
   let nextAfterSeq = null;
   const firstAfter = Number.isSafeInteger(target)
@@ -205,6 +210,7 @@ export async function conversationView({ root, params: [agentId, sessionId], que
   const later = h("button", { type: "button", class: "more" }, "Load later");
   const count = h("span", { class: "count" }, `${session.eventCount} events`);
   const aside = h("aside", {}, treePanel(tree, snapshots));
+  const usagePart = h("div", {}, sessionUsagePanel(usage));
   const seqOfId = () => new Map(loaded.map((s) => [s.event.id, s.seq]));
   const offBranch = (seq) => tree.offBranch.some(([from, to]) => seq >= from && seq <= to);
 
@@ -270,6 +276,7 @@ export async function conversationView({ root, params: [agentId, sessionId], que
       },
     },
     sessionHeader(agentId, session, count),
+    usagePart,
     h(
       "div",
       { class: "conversation" },
@@ -286,6 +293,15 @@ export async function conversationView({ root, params: [agentId, sessionId], que
   // shape changed (a branch, a summary, a label, a moved leaf), at most once a second. An event
   // that just extends the current branch is applied here.
   let treeTimer = null;
+  let usageTimer = null;
+  // Summing the session's events costs tens of ms on a long one: at most once a second.
+  const refreshUsage = () => {
+    usageTimer ??= setTimeout(async () => {
+      usageTimer = null;
+      if (!isCurrent()) return;
+      replace(usagePart, sessionUsagePanel(await api(`${base}/usage`)));
+    }, 1000);
+  };
   const refreshTree = () => {
     treeTimer ??= setTimeout(async () => {
       treeTimer = null;
@@ -300,6 +316,7 @@ export async function conversationView({ root, params: [agentId, sessionId], que
     `${base}/stream?afterSeq=${session.eventCount}`,
     {
       append: ({ events }) => {
+        refreshUsage();
         if (extendTree(tree, events)) replace(aside, treePanel(tree, snapshots));
         else refreshTree();
         const atEnd = nextAfterSeq === null;
@@ -319,5 +336,6 @@ export async function conversationView({ root, params: [agentId, sessionId], que
   return () => {
     stream.close();
     clearTimeout(treeTimer);
+    clearTimeout(usageTimer);
   };
 }
