@@ -6,6 +6,7 @@ import type { AgentRecord } from "../../home.js";
 import { cronActivity } from "../../status/cron-activity.js";
 import { deliveryDepth } from "../../status/delivery-depth.js";
 import { homeOverview } from "../../status/home-overview.js";
+import { StorageCache } from "../../status/storage-cache.js";
 import { STORAGE_FAMILIES, storageBreakdown } from "../../status/storage-families.js";
 import type { ServerDeps } from "../deps.js";
 import { agentId, integer, query, z } from "../validation.js";
@@ -19,16 +20,16 @@ const noQuery = z.strictObject({});
  * usage and events per day are not here: they come from usage rollups, not from raw events.
  */
 export function overviewRoutes({ home }: ServerDeps): Hono {
+  const storage = new StorageCache();
   const storageOf = (agent: AgentRecord) => {
     // A missing or quarantined database is not opened: the overview says which and why.
     if (!existsSync(agent.dbPath) || readDamageMarker(agent.dbPath) !== null) {
       return { agentId: agent.agentId, storage: null };
     }
-    return home.withAgent(
-      agent.agentId,
-      ({ db }) => ({ agentId: agent.agentId, storage: storageBreakdown(db) }),
-      { create: false },
+    const breakdown = storage.get(agent.dbPath, () =>
+      home.withAgent(agent.agentId, ({ db }) => storageBreakdown(db), { create: false }),
     );
+    return { agentId: agent.agentId, storage: breakdown };
   };
   return new Hono()
     .get("/overview", (c) => {
