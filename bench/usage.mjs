@@ -41,7 +41,7 @@ const MODELS = [
 ];
 
 /** The bench's event factory, with an entry timestamp (its days) and one of a few models. */
-function usageEvents(seed) {
+export function usageEvents(seed) {
   const next = eventFactory(makeVocabulary(), seed);
   let i = 0;
   return () => {
