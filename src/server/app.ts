@@ -1,6 +1,8 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { StateHome } from "../home.js";
+import { StorageCache } from "../status/storage-cache.js";
+import { StorageMeter } from "../status/storage-meter.js";
 import { type AccessOptions, access } from "./auth.js";
 import { ChangeHub, DEFAULT_POLL_MS } from "./change-hub.js";
 import type { ServerDeps } from "./deps.js";
@@ -10,7 +12,7 @@ import { historyRoutes } from "./routes/history.js";
 import { inboundRoutes } from "./routes/inbound.js";
 import { liveRoutes } from "./routes/live.js";
 import { memoryRoutes } from "./routes/memory.js";
-import { overviewRoutes } from "./routes/overview.js";
+import { isMeasurable, overviewRoutes } from "./routes/overview.js";
 import { searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { statusRoutes } from "./routes/status.js";
@@ -29,11 +31,13 @@ export interface AppOptions {
   pollMs?: number;
   /** Where the dashboard's files are (default: src/web or dist/web beside this module). */
   webDir?: string;
+  /** Start measuring every agent database's storage at once, for the storage chart (default false). */
+  warmStorage?: boolean;
 }
 
 export interface ServerApp {
   readonly app: Hono;
-  /** Ends open live streams and stops polling; the home stays open (it is the caller's). */
+  /** Ends open live streams, stops polling and the storage thread; the home stays open (it is the caller's). */
   close(): void;
 }
 
@@ -66,9 +70,25 @@ function checkUrlEncoding(url: string): void {
  * socket, so tests drive it with `app.request()`; `startServer` puts it on a port.
  */
 export function createApp(options: AppOptions): ServerApp {
-  const { home, token, write = false, pollMs = DEFAULT_POLL_MS, webDir = WEB_DIR } = options;
+  const {
+    home,
+    token,
+    write = false,
+    pollMs = DEFAULT_POLL_MS,
+    webDir = WEB_DIR,
+    warmStorage = false,
+  } = options;
   const live = new LiveStreams(new ChangeHub(home, pollMs));
-  const deps: ServerDeps = { home, live };
+  const meter = new StorageMeter();
+  const storage = new StorageCache((path) => meter.measure(path));
+  if (warmStorage)
+    storage.warm(
+      home
+        .listAgents()
+        .filter(isMeasurable)
+        .map((a) => a.dbPath),
+    );
+  const deps: ServerDeps = { home, live, storage };
   const accessOptions: AccessOptions = { token, write };
   const api = new Hono()
     .use("*", async (c, next) => {
@@ -116,5 +136,11 @@ export function createApp(options: AppOptions): ServerApp {
     return c.json({ error: { code: "E_NOT_FOUND", message, details: {} } }, 404);
   });
   app.onError(onError);
-  return { app, close: () => live.close() };
+  return {
+    app,
+    close: () => {
+      live.close();
+      meter.close();
+    },
+  };
 }

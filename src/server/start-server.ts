@@ -111,7 +111,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const owned =
     options.home instanceof StateHome ? null : openStateHome({ home: options.home, create: false });
   const home = owned ?? (options.home as StateHome);
-  const { app, close: closeApp } = createApp({ home, token, write });
+  const { app, close: closeApp } = createApp({ home, token, write, warmStorage: true });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   let address: AddressInfo;
   try {

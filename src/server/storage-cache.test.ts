@@ -40,14 +40,23 @@ describe("GET /api/charts/storage, answered from a cache", () => {
     append(dir, "first", 200);
     const home = openStateHome({ home: dir });
     const { app, close } = createApp({ home });
-    const storage = async (): Promise<Storage> => {
+    const ask = async (): Promise<Storage & { stale: boolean }> => {
       const res = await app.request(`${ORIGIN}/api/charts/storage?agent=main`);
       expect(res.status).toBe(200);
-      const { storage } =
-        ((await res.json()) as { agents: { storage: Storage }[] }).agents[0] ?? {};
-      if (storage === undefined) throw new Error("no storage for main");
-      const { fileBytes, freeBytes, families } = storage;
-      return { fileBytes, freeBytes, families };
+      const body = (await res.json()) as { agents: { storage: Storage; stale: boolean }[] };
+      const [agent] = body.agents;
+      if (agent === undefined) throw new Error("no storage for main");
+      const { fileBytes, freeBytes, families } = agent.storage;
+      return { fileBytes, freeBytes, families, stale: agent.stale };
+    };
+    /** The first answer not marked stale: one ask after a commit starts the new measurement. */
+    const storage = async (): Promise<Storage> => {
+      for (let i = 0; i < 50; i++) {
+        const { stale, ...rest } = await ask();
+        if (!stale) return rest;
+        await sleep(20);
+      }
+      throw new Error("the storage answer stayed stale");
     };
     const path = agentDbPath(dir, "main");
     try {
@@ -58,6 +67,10 @@ describe("GET /api/charts/storage, answered from a cache", () => {
       expect(await storage()).toEqual(before);
 
       append(dir, "second", 2000);
+      // Until measured again, the kept answer is served, and says it is stale.
+      const { stale, ...kept } = await ask();
+      expect(stale).toBe(true);
+      expect(kept).toEqual(before);
       const after = await storage();
       expect(after.families.events).toBeGreaterThan(before.families.events ?? 0);
       expect(after).toEqual(bySql(path));

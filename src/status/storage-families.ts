@@ -1,5 +1,6 @@
-import type { Database } from "../db/database.js";
-import { readFreeSpace } from "../db/free-pages.js";
+import type { DriverName } from "../db/driver.js";
+import { driverFactory } from "../db/driver-choice.js";
+import { type Connection, readFreeSpace } from "../db/free-pages.js";
 
 /** What the bytes of an agent database hold, by table family. */
 export const STORAGE_FAMILIES = ["events", "blobs", "vfs", "fts", "other"] as const;
@@ -45,7 +46,7 @@ function familyOf(table: string, virtualTables: readonly string[]): StorageFamil
   return "other";
 }
 
-function bytesPerTable(db: Database): { table: string; bytes: number }[] | null {
+function bytesPerTable(db: Connection): { table: string; bytes: number }[] | null {
   try {
     // Aggregate mode: one row per B-tree; an index is counted with the table it indexes.
     return db
@@ -62,7 +63,7 @@ function bytesPerTable(db: Database): { table: string; bytes: number }[] | null 
 }
 
 /** How an agent database's file is spent: events, blobs, VFS, the search index, the rest. */
-export function storageBreakdown(db: Database): StorageBreakdown {
+export function storageBreakdown(db: Connection): StorageBreakdown {
   const { pageSize, freeBytes } = readFreeSpace(db);
   const pages = Number(
     db.prepare<{ n: number }>("SELECT page_count AS n FROM pragma_page_count()").get()?.n ?? 0,
@@ -86,4 +87,18 @@ export function storageBreakdown(db: Database): StorageBreakdown {
   const counted = STORAGE_FAMILIES.reduce((sum, f) => sum + families[f], 0);
   families.other += Math.max(0, fileBytes - freeBytes - counted);
   return { source: "dbstat", fileBytes, freeBytes, families };
+}
+
+/**
+ * The breakdown of the database at `path` on a read-only connection of its own (what the storage
+ * thread runs): it sees every commit, whoever made it, up to the moment it starts.
+ */
+export function measureStorageFile(path: string, driver: DriverName): StorageBreakdown {
+  const db = driverFactory(driver)(path, { readonly: true, fileMustExist: true });
+  try {
+    db.exec("PRAGMA busy_timeout = 30000");
+    return storageBreakdown(db);
+  } finally {
+    db.close();
+  }
 }
