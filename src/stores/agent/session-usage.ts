@@ -3,7 +3,6 @@ import type { SqlStatement } from "../../db/driver.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { usageFactsOf } from "../../transcript/usage-facts.js";
 import type { ColdStore } from "./cold-store.js";
-import { USAGE_SUMS } from "./usage-rollup.js";
 
 /** One provider and model's usage within a session ('' for events naming none). */
 export interface SessionModelUsage {
@@ -27,38 +26,28 @@ export interface SessionUsage {
   models: SessionModelUsage[];
 }
 
-interface ModelRow {
-  provider: string;
-  model: string;
-  events: number;
-  messages: number;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  cost: number;
-  priced_messages: number;
+interface EventRow {
+  event_type: string;
+  event_json: string;
+  created_at: number;
 }
 
-// The rollups' own definition of what an event contributes (usage_event_facts), limited to one
-// session's ids through the (session_no, seq) index.
-const HOT = `SELECT provider, model, count(*) AS events,
-    ${USAGE_SUMS.map((c) => `sum(${c}) AS ${c}`).join(", ")}
-  FROM usage_event_facts
-  WHERE id IN (SELECT e.id FROM transcript_events AS e JOIN sessions AS s USING (session_no)
-    WHERE s.session_id = ?)
-  GROUP BY provider, model
-  ORDER BY provider, model`;
+// Every event counts in `events`, so every row is read; only a message's JSON is passed over.
+const HOT = `SELECT event_type, CASE WHEN event_type = 'message' THEN event_json ELSE '' END
+    AS event_json, created_at
+  FROM transcript_events
+  WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?)`;
 
 /**
  * A session's usage, summed from its events on each request rather than kept in a per-session
- * rollup. Measured on a 10,000-event session (half assistant messages): 20 ms hot (SQL over the
- * same view the daily rollups fold), 60 ms cold (the archive inflated and each event parsed). A
- * session is bounded, so that stays well under a chart's 300 ms, while a per-session rollup would
- * add a row write to every append and bookkeeping to every cold move, restore and delete.
+ * rollup: a session is bounded, and a per-session rollup would add a row write to every append
+ * and bookkeeping to every cold move, restore and delete. CPU time on a 10,000-event session of
+ * bench/usage.mjs's events (half assistant messages with usage): 46 ms hot, each message parsed
+ * once and summed by `usageFactsOf` (the rules of the daily rollups' view, which reads the JSON a
+ * dozen times an event and took 80 ms), and 65–75 ms cold (the archive inflated too).
  */
 export class SessionUsageQuery {
-  private readonly hot: SqlStatement<ModelRow>;
+  private readonly hot: SqlStatement<EventRow>;
 
   constructor(
     db: Database,
@@ -70,17 +59,14 @@ export class SessionUsageQuery {
   /** Usage of `sessionId` by provider and model; no models for a session without events. */
   bySession(sessionId: string): SessionUsage {
     const rows = this.hot.all(sessionId);
-    if (rows.length > 0) return { cold: false, models: rows.map(fromRow) };
+    if (rows.length > 0) return { cold: false, models: sumHot(rows) };
     const archive = this.cold().open(sessionId);
     if (archive === undefined) return { cold: false, models: [] };
-    if (archive === "restored")
-      return { cold: false, models: this.hot.all(sessionId).map(fromRow) };
+    if (archive === "restored") return { cold: false, models: sumHot(this.hot.all(sessionId)) };
     try {
       const sums = new Map<string, SessionModelUsage>();
-      // Blob references stay unresolved: they replace long strings, never usage fields.
       for (const archived of archive.reader.eventsAfter(0)) {
-        const event = JSON.parse(archived.eventJson) as TranscriptEvent;
-        addEvent(sums, event, archived.createdAt);
+        addEvent(sums, parse(archived.eventType, archived.eventJson), archived.createdAt);
       }
       return { cold: true, models: [...sums.values()].sort(byName) };
     } finally {
@@ -89,9 +75,23 @@ export class SessionUsageQuery {
   }
 }
 
+/**
+ * Only a message can add more than a count, so no other event is parsed. Blob references stay
+ * unresolved: they stand for long strings, never for usage fields.
+ */
+function parse(type: string, json: string): { type: string; message?: unknown } {
+  return type === "message" ? (JSON.parse(json) as TranscriptEvent) : { type };
+}
+
+function sumHot(rows: readonly EventRow[]): SessionModelUsage[] {
+  const sums = new Map<string, SessionModelUsage>();
+  for (const row of rows) addEvent(sums, parse(row.event_type, row.event_json), row.created_at);
+  return [...sums.values()].sort(byName);
+}
+
 function addEvent(
   sums: Map<string, SessionModelUsage>,
-  event: TranscriptEvent,
+  event: { type: string; message?: unknown },
   createdAt: number,
 ): void {
   const { dayStartAt: _day, ...facts } = usageFactsOf(event, createdAt);
@@ -116,19 +116,4 @@ function byName(a: SessionModelUsage, b: SessionModelUsage): number {
   const x = `${a.provider}\u0000${a.model}`;
   const y = `${b.provider}\u0000${b.model}`;
   return x < y ? -1 : x > y ? 1 : 0;
-}
-
-function fromRow(row: ModelRow): SessionModelUsage {
-  return {
-    provider: row.provider,
-    model: row.model,
-    events: row.events,
-    messages: row.messages,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    cacheReadTokens: row.cache_read_tokens,
-    cacheWriteTokens: row.cache_write_tokens,
-    cost: row.cost,
-    pricedMessages: row.priced_messages,
-  };
 }
