@@ -1,6 +1,6 @@
 import type { SessionUsageReport } from "../../api/usage-api.js";
 import { isStateError, StateError } from "../../db/errors.js";
-import type { StateHome } from "../../home.js";
+import type { AgentState, StateHome } from "../../home.js";
 import { agentOf } from "../common.js";
 import { printJson, renderTable } from "../output.js";
 import { sanitize } from "../render/style.js";
@@ -9,8 +9,7 @@ import { sanitize } from "../render/style.js";
  * The session `given` names: a session id, else a session key's current session. An id is tried
  * first: keys and ids are told apart by what exists, not by their shape.
  */
-function sessionIdOf(home: StateHome, agentId: string | undefined, given: string): string {
-  const agent = agentOf(home, agentId);
+function sessionIdOf(agent: AgentState, given: string): string {
   try {
     return agent.lifecycle.get(given).sessionId;
   } catch (error) {
@@ -31,8 +30,8 @@ export function sessionUsage(
   agentId: string | undefined,
   given: string,
 ): SessionUsageReport {
-  const sessionId = sessionIdOf(home, agentId, given);
-  return home.usage.session(agentOf(home, agentId).agentId, sessionId);
+  const agent = agentOf(home, agentId);
+  return home.usage.session(agent.agentId, sessionIdOf(agent, given));
 }
 
 function modelName(provider: string, model: string): string {
