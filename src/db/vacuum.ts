@@ -6,6 +6,7 @@ import {
   readFreeSpace,
   VACUUM_STEP_PAGES,
 } from "./free-pages.js";
+import { mergeFtsIndexes } from "./fts-merge.js";
 
 export interface VacuumResult {
   /** The mode before; `incremental` after every vacuum. */
@@ -13,6 +14,8 @@ export interface VacuumResult {
   autoVacuum: AutoVacuum;
   /** Whether the whole file was rewritten (`VACUUM`): only to switch the mode. */
   rewritten: boolean;
+  /** Merge steps that packed the full-text indexes first (the space of their deleted rows). */
+  ftsMergeSteps: number;
   /** Free pages before, and bytes of the file and its WAL before and after. */
   freePagesBefore: number;
   bytesBefore: number;
@@ -27,7 +30,8 @@ export interface VacuumResult {
  * uncommitted rewrite is discarded on the next open) and holds the write lock throughout. An
  * incremental one gives back its free pages in steps of `VACUUM_STEP_PAGES`, each its own short
  * transaction, so writers of other processes get in between. Then a TRUNCATE checkpoint puts the
- * result into the database file and empties the WAL.
+ * result into the database file and empties the WAL. Before either, the full-text indexes are
+ * merged in short steps (src/db/fts-merge.ts): the postings of deleted rows are freed only so.
  */
 export function vacuumDatabase(db: Database, now: () => number = Date.now): VacuumResult {
   if (db.inTransaction) throw new TypeError("Expected vacuumDatabase() outside a transaction");
@@ -35,6 +39,7 @@ export function vacuumDatabase(db: Database, now: () => number = Date.now): Vacu
   const before = readFreeSpace(db);
   const bytesBefore = db.sizeBytes();
   const rewritten = before.autoVacuum !== "incremental";
+  const ftsMergeSteps = mergeFtsIndexes(db);
   if (rewritten) {
     db.exec("PRAGMA auto_vacuum = INCREMENTAL");
     db.exec("VACUUM");
@@ -46,6 +51,7 @@ export function vacuumDatabase(db: Database, now: () => number = Date.now): Vacu
     autoVacuumBefore: before.autoVacuum,
     autoVacuum: readFreeSpace(db).autoVacuum,
     rewritten,
+    ftsMergeSteps,
     freePagesBefore: before.freePages,
     bytesBefore,
     bytesAfter: db.sizeBytes(),

@@ -211,4 +211,77 @@ describe("agentstate gc --vacuum", () => {
       sha256: before.sha256,
     });
   }, 180_000);
+
+  it("packs the full-text index of sessions moved cold: its space is given back too, every hit kept", () => {
+    const home = tempDir();
+    const state = openStateHome({ home });
+    const agent = state.agent("main");
+    const words = ["kubernetes", "deploy", "rollback", "latency", "quota", "gateway", "cron"];
+    const sessions = Array.from({ length: 6 }, (_, i) => `s${i}`);
+    for (const [i, sessionId] of sessions.entries()) {
+      for (let batch = 0; batch < 6; batch++) {
+        const events = Array.from({ length: 100 }, (_, n) => ({
+          type: "message",
+          message: {
+            role: "user",
+            content: [
+              { type: "text", text: `${words[(i + n) % 7]} note ${i}-${batch}-${n} `.repeat(20) },
+            ],
+          },
+        }));
+        agent.transcripts.appendMany(sessionId, events);
+      }
+    }
+    agent.transcripts.index.indexPending();
+    for (const sessionId of sessions.slice(1)) agent.cold.move(sessionId);
+    state.close();
+
+    /** Bytes of an FTS5 table's segments, and the (table, rowid) of every hit of each word. */
+    const measure = () => {
+      const raw = openRawSqlite(agentPath(home), { readonly: true });
+      try {
+        const bytes = raw.prepare("SELECT sum(length(block)) FROM transcript_fts_data").pluck();
+        const hits = words.map((word) =>
+          raw
+            .prepare(
+              `SELECT 'hot ' || rowid FROM transcript_fts WHERE transcript_fts MATCH ?1
+               UNION ALL SELECT 'cold ' || rowid FROM cold_fts WHERE cold_fts MATCH ?1 ORDER BY 1`,
+            )
+            .pluck()
+            .all(word),
+        );
+        return { bytes: bytes.get() as number, hits, file: statSync(agentPath(home)).size };
+      } finally {
+        raw.close();
+      }
+    };
+    const before = measure();
+    // The floor: the same index rows in a new FTS5 table, its segments written once.
+    const copy = join(tempDir(), "copy.sqlite");
+    const raw = openRawSqlite(agentPath(home));
+    raw.exec(`VACUUM INTO '${copy}'`);
+    raw.close();
+    const fresh = openRawSqlite(copy);
+    fresh.exec(`CREATE VIRTUAL TABLE floor USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2');
+      INSERT INTO floor (rowid, text) SELECT rowid, text FROM transcript_fts;`);
+    const floor = fresh
+      .prepare("SELECT sum(length(block)) FROM floor_data")
+      .pluck()
+      .get() as number;
+    fresh.close();
+    expect(before.bytes).toBeGreaterThan(3 * floor);
+
+    const result = cli(["gc", "--vacuum", "--home", home, "--json"]);
+    expect(result.status, result.stderr).toBe(0);
+    const after = measure();
+    expect(after.hits).toEqual(before.hits);
+    expect(after.hits.flat().length).toBeGreaterThan(1000);
+    expect(after.bytes).toBeLessThanOrEqual(1.25 * floor);
+    expect(after.file).toBeLessThan(before.file);
+    const check = openRawSqlite(agentPath(home));
+    for (const table of ["transcript_fts", "cold_fts"]) {
+      check.exec(`INSERT INTO ${table} (${table}) VALUES ('integrity-check')`);
+    }
+    check.close();
+  }, 60_000);
 });

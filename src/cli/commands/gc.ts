@@ -125,7 +125,7 @@ export function registerGc(program: Command): void {
     .option("--warn", "this run: report what the maintenance policy would do, change nothing")
     .option(
       "--vacuum",
-      "then give each database's free space back to the filesystem; a database created by an older release is first switched to incremental auto-vacuum by rewriting it whole (one transaction, holding its write lock meanwhile: best with the gateway stopped). Progress per database on stderr",
+      "then merge each full-text index (the space of deleted or cold-moved events' index rows) and give each database's free space back to the filesystem; a database created by an older release is first switched to incremental auto-vacuum by rewriting it whole (one transaction, holding its write lock meanwhile: best with the gateway stopped). Progress per database on stderr",
     );
   addExamples(command, [
     "agentstate gc",
