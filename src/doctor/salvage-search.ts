@@ -10,6 +10,7 @@ import { TranscriptIndex } from "../stores/agent/transcript-index.js";
 export function rebuildSearchIndexes(db: Database): void {
   // The watermark copied from the damaged file says nothing about the new, empty index.
   db.prepare("DELETE FROM transcript_fts").run();
+  db.prepare("DELETE FROM transcript_fts_stale").run();
   db.prepare("UPDATE search_index_state SET indexed_through = 0 WHERE name = 'transcript'").run();
   db.prepare("DELETE FROM usage_daily").run();
   db.prepare("UPDATE usage_rollup_state SET rolled_through = 0 WHERE name = 'daily'").run();

@@ -15,6 +15,11 @@ export interface GcDatabaseReport extends Partial<SweepReport> {
    * the global database, completed inputs (`inputs`) in an agent's.
    */
   retained?: Record<string, number>;
+  /**
+   * An agent's rows of transcript_fts that moves to cold storage left behind (their copies are in
+   * cold_fts), dropped before any vacuum so their space is free for it.
+   */
+  coldIndexRows?: number;
   /** With `--vacuum`: what giving its free space back did. */
   vacuum?: VacuumResult;
   /** Set when the database could not be opened or swept; the other databases still were. */
@@ -107,8 +112,11 @@ export function collectGarbage(
       quickCheck = quickCheckAgent(home, agentId, now).result;
       const swept = home.withAgent(
         agentId,
-        ({ db }) =>
-          sweepOne(db, agentId, now, () => ({ inputs: pruneInputs(db, retention, now) }), options),
+        ({ db, cold }) => {
+          const coldIndexRows = cold.purgeIndex();
+          const retained = () => ({ inputs: pruneInputs(db, retention, now) });
+          return { coldIndexRows, ...sweepOne(db, agentId, now, retained, options) };
+        },
         { create: false },
       );
       databases.push({ agentId, quickCheck, ...swept });

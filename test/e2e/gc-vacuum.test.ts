@@ -218,7 +218,8 @@ describe("agentstate gc --vacuum", () => {
     const agent = state.agent("main");
     const words = ["kubernetes", "deploy", "rollback", "latency", "quota", "gateway", "cron"];
     const sessions = Array.from({ length: 6 }, (_, i) => `s${i}`);
-    for (const [i, sessionId] of sessions.entries()) {
+    // s0, the one left hot, is written last: idle sessions are the older ones.
+    for (const [i, sessionId] of [...sessions.slice(1), "s0"].entries()) {
       for (let batch = 0; batch < 6; batch++) {
         const events = Array.from({ length: 100 }, (_, n) => ({
           type: "message",
@@ -245,6 +246,7 @@ describe("agentstate gc --vacuum", () => {
           raw
             .prepare(
               `SELECT 'hot ' || rowid FROM transcript_fts WHERE transcript_fts MATCH ?1
+                 AND rowid IN (SELECT id FROM transcript_events)
                UNION ALL SELECT 'cold ' || rowid FROM cold_fts WHERE cold_fts MATCH ?1 ORDER BY 1`,
             )
             .pluck()
@@ -256,14 +258,16 @@ describe("agentstate gc --vacuum", () => {
       }
     };
     const before = measure();
-    // The floor: the same index rows in a new FTS5 table, its segments written once.
+    // The floor: the index rows of the hot events in a new FTS5 table, its segments written once
+    // (the rows the moves left behind, matching no event, are gc's to drop).
     const copy = join(tempDir(), "copy.sqlite");
     const raw = openRawSqlite(agentPath(home));
     raw.exec(`VACUUM INTO '${copy}'`);
     raw.close();
     const fresh = openRawSqlite(copy);
     fresh.exec(`CREATE VIRTUAL TABLE floor USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2');
-      INSERT INTO floor (rowid, text) SELECT rowid, text FROM transcript_fts;`);
+      INSERT INTO floor (rowid, text) SELECT rowid, text FROM transcript_fts
+        WHERE rowid IN (SELECT id FROM transcript_events);`);
     const floor = fresh
       .prepare("SELECT sum(length(block)) FROM floor_data")
       .pluck()
@@ -278,7 +282,15 @@ describe("agentstate gc --vacuum", () => {
     expect(after.hits.flat().length).toBeGreaterThan(1000);
     expect(after.bytes).toBeLessThanOrEqual(1.25 * floor);
     expect(after.file).toBeLessThan(before.file);
+    expect(JSON.parse(result.stdout).databases[1].coldIndexRows).toBe(5 * 601);
     const check = openRawSqlite(agentPath(home));
+    expect(
+      check
+        .prepare(`SELECT (SELECT count(*) FROM transcript_fts_stale)
+          + (SELECT count(*) FROM transcript_fts WHERE rowid NOT IN (SELECT id FROM transcript_events))`)
+        .pluck()
+        .get(),
+    ).toBe(0);
     for (const table of ["transcript_fts", "cold_fts"]) {
       check.exec(`INSERT INTO ${table} (${table}) VALUES ('integrity-check')`);
     }

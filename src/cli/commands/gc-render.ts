@@ -93,6 +93,7 @@ export function renderGc(report: GcReport): string {
     return [
       ...Object.entries(db.tables ?? {}).map(([table, removed]) => row(table, removed)),
       ...Object.entries(db.retained ?? {}).map(([table, n]) => row(`${table} (retention)`, n)),
+      ...(db.coldIndexRows ? [row("transcript_fts (moved cold)", db.coldIndexRows)] : []),
     ];
   });
   const table = renderTable(rows, [

@@ -32,7 +32,11 @@ export class ColdRows {
   private readonly copyIndexOut: SqlStatement;
   private readonly insertCold: SqlStatement;
   private readonly deleteEvents: SqlStatement;
-  private readonly deleteIndexRows: SqlStatement;
+  private readonly markIndexStale: SqlStatement;
+  private readonly dropStaleAboveTop: SqlStatement;
+  private readonly forgetStaleAboveTop: SqlStatement;
+  private readonly dropStale: SqlStatement;
+  private readonly forgetStale: SqlStatement;
   private readonly lowerMark: SqlStatement;
   private readonly deleteOrphanBlob: SqlStatement;
   private readonly insertEvent: SqlStatement;
@@ -67,9 +71,21 @@ export class ColdRows {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.deleteEvents = db.prepare("DELETE FROM transcript_events WHERE session_no = ?");
-    this.deleteIndexRows = db.prepare(
+    this.markIndexStale = db.prepare(
+      "INSERT INTO transcript_fts_stale (id) SELECT id FROM transcript_events WHERE session_no = ?",
+    );
+    // Only ids at or below the largest one left may stay stale (agent/0014_cold_unindex_later.sql).
+    const aboveTop = "id > (SELECT coalesce(max(id), 0) FROM transcript_events)";
+    this.dropStaleAboveTop = db.prepare(
+      `DELETE FROM transcript_fts WHERE rowid IN (SELECT id FROM transcript_fts_stale WHERE ${aboveTop})`,
+    );
+    this.forgetStaleAboveTop = db.prepare(`DELETE FROM transcript_fts_stale WHERE ${aboveTop}`);
+    this.dropStale = db.prepare(
       `DELETE FROM transcript_fts WHERE rowid IN
-         (SELECT id FROM transcript_events WHERE session_no = ?)`,
+         (SELECT id FROM transcript_fts_stale ORDER BY id LIMIT ?)`,
+    );
+    this.forgetStale = db.prepare(
+      "DELETE FROM transcript_fts_stale WHERE id IN (SELECT id FROM transcript_fts_stale ORDER BY id LIMIT ?)",
     );
     // What the delete trigger does per event, once: no mark above the largest id left.
     this.lowerMark = db.prepare(
@@ -132,9 +148,11 @@ export class ColdRows {
   }
 
   /**
-   * Moves the session's index rows to cold_fts, records the cold row and deletes the hot rows
-   * (their index rows and blob references go with them; blobs left unreferenced are deleted). The
-   * index must be caught up first, so every event of the session has its index row.
+   * Copies the session's index rows to cold_fts, records the cold row and deletes the hot rows
+   * (their blob references go with them; blobs left unreferenced are deleted). Their rows in
+   * transcript_fts are only marked stale, for `purgeStaleIndex` (agent/0014_cold_unindex_later.sql),
+   * but those above the largest id left. The index must be caught up first, so every event of the
+   * session has its index row.
    */
   takeOut(found: SessionRows, fields: ColdRowFields): void {
     this.copyIndexOut.run(found.sessionNo);
@@ -151,10 +169,12 @@ export class ColdRows {
       fields.last_created_at,
       fields.moved_at,
     );
-    // With the cold row in place the delete trigger stands aside (agent/0011_cold_sessions.sql).
-    this.deleteIndexRows.run(found.sessionNo);
+    // With the cold row in place the delete trigger stands aside (agent/0013_cold_sessions.sql).
+    this.markIndexStale.run(found.sessionNo);
     this.deleteEvents.run(found.sessionNo);
     this.lowerMark.run();
+    this.dropStaleAboveTop.run();
+    this.forgetStaleAboveTop.run();
     for (const blob of found.blobs) this.deleteOrphanBlob.run(blob.sha256, blob.sha256);
   }
 
@@ -195,6 +215,15 @@ export class ColdRows {
       );
     }
     this.deleteCold.run(row.session_no);
+  }
+
+  /**
+   * Drops up to `limit` stale rows of transcript_fts (left by moves), the lowest ids first, and
+   * forgets their ids; returns how many ids it forgot. The caller holds the transaction.
+   */
+  purgeStaleIndex(limit: number): number {
+    this.dropStale.run(limit);
+    return this.forgetStale.run(limit).changes;
   }
 
   /** The largest event row id. */

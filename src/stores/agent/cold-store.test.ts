@@ -265,6 +265,91 @@ describe("ColdStore.move and transparent reads", () => {
     home.close();
   });
 
+  it("leaves a moved session's hot index rows for gc, never above the largest id left", () => {
+    const { home, agent } = openAgent();
+    for (const id of ["s1", "s2", "s3"]) generatedSession(agent, id, imageOf(id));
+    const zebras = hitIds(agent, "zebras");
+    const count = (sql: string) => (agent.db.prepare<{ n: number }>(sql).get()?.n ?? -1) as number;
+    const stale = () => count("SELECT count(*) AS n FROM transcript_fts_stale");
+    const orphans = () =>
+      count(
+        "SELECT count(*) AS n FROM transcript_fts WHERE rowid NOT IN (SELECT id FROM transcript_events)",
+      );
+    agent.cold.move("s1");
+    // s1's 44 indexed events keep their rows in transcript_fts and match no event; the ids of its
+    // 45 events (the header has no index row) are marked stale.
+    expect({ stale: stale(), orphans: orphans() }).toEqual({ stale: 45, orphans: 44 });
+    expect(hitIds(agent, "zebras")).toEqual(zebras);
+    // s3 held the top ids: nothing of it may stay, since the next events take those ids again.
+    agent.cold.move("s3");
+    expect({ stale: stale(), orphans: orphans() }).toEqual({ stale: 45, orphans: 44 });
+    // With s2 deleted no event is left: s1's ids would come back, so their rows go at once.
+    expect(agent.lifecycle.delete("s2")).toBe(true);
+    expect({ stale: stale(), orphans: orphans() }).toEqual({ stale: 0, orphans: 0 });
+    for (let i = 0; i < 50; i++) agent.transcripts.append("s4", user(`giraffes ${i}`));
+    agent.transcripts.index.indexPending();
+    const texts = agent.db
+      .prepare<{ text: string }>(
+        "SELECT f.text FROM transcript_events e JOIN transcript_fts f ON f.rowid = e.id",
+      )
+      .all();
+    expect(texts.map((t) => t.text)).toEqual(Array.from({ length: 50 }, (_, i) => `giraffes ${i}`));
+    expect(hitIds(agent, "zebras").map((id) => id.split("/")[0])).toEqual(["s1", "s3"]);
+    expect(hitIds(agent, "giraffes")).toHaveLength(50);
+    expect(agent.db.integrityCheck()).toEqual(["ok"]);
+    home.close();
+  });
+
+  it("ranks around stale index rows: they never take a hot hit's place in the limit", () => {
+    const { home, agent } = openAgent();
+    const t = agent.transcripts;
+    // Moved: 30 short rows, each saying apple four times (the best-ranked rows of transcript_fts).
+    for (let i = 0; i < 30; i++) t.append("moved", user("apple apple apple apple"));
+    for (let i = 0; i < 200; i++) t.append("hot", user(`banana note ${i}`));
+    const hot = [0, 1, 2].map((i) =>
+      t.append("hot", user(`apple pie recipe number ${i} for later`)),
+    );
+    agent.cold.move("moved");
+    const hits = agent.search.search("apple", { limit: 10 });
+    expect(hits).toHaveLength(10);
+    expect(
+      hits
+        .filter((h) => h.sessionId === "hot")
+        .map((h) => h.eventId)
+        .sort(),
+    ).toEqual(hot.map((r) => r.event.id).sort());
+    home.close();
+  });
+
+  it("gc drops the index rows moves left behind, in batches, and every hit stays", () => {
+    const { home, agent } = openAgent();
+    generatedSession(agent, "s1", imageOf("s1"));
+    agent.transcripts.appendMany(
+      "s1",
+      Array.from({ length: 2500 }, (_, i) => user(`giraffes ${i}`)),
+    );
+    for (const id of ["s2", "s3"]) generatedSession(agent, id, imageOf(id));
+    agent.cold.move("s1");
+    agent.cold.move("s2");
+    const before = ["zebras", "filler", "picture"].map((q) => hitIds(agent, q));
+    expect(before.map((hits) => hits.length)).toEqual([3, 120, 3]);
+    // Two batches: the ids of every event of s1 and s2 (headers included).
+    expect(agent.cold.purgeIndex()).toBe(2545 + 45);
+    expect(agent.cold.purgeIndex()).toBe(0);
+    const rows = agent.db
+      .prepare<{ fts: number; events: number; stale: number }>(
+        `SELECT (SELECT count(*) FROM transcript_fts) AS fts,
+           (SELECT count(*) FROM transcript_events WHERE event_type <> 'session') AS events,
+           (SELECT count(*) FROM transcript_fts_stale) AS stale`,
+      )
+      .get();
+    expect(rows).toEqual({ fts: 44, events: 44, stale: 0 });
+    expect(["zebras", "filler", "picture"].map((q) => hitIds(agent, q))).toEqual(before);
+    expect(hitIds(agent, "giraffes")).toHaveLength(500);
+    agent.db.exec("INSERT INTO transcript_fts (transcript_fts) VALUES ('integrity-check')");
+    home.close();
+  });
+
   it("says E_CORRUPT when an archive is missing or damaged, and changes nothing on append", () => {
     const { home, agent, dir } = openAgent();
     generatedSession(agent, "s1", imageOf("a"));

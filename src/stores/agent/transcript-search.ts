@@ -86,10 +86,12 @@ export class TranscriptSearch {
   ) {
     this.index = index;
     // The best `limit` index rows first, by FTS5's own rank ordering; only those are joined to
-    // their events. Joining first read the JSON of every matching event before the sort.
+    // their events. Joining first read the JSON of every matching event before the sort. Rows a
+    // move left behind have no event (agent/0014_cold_unindex_later.sql): kept out of the limit.
     this.all = db.prepare(
       `SELECT s.session_id, e.seq, e.event_json, f.score FROM
          (SELECT rowid, rank AS score FROM transcript_fts WHERE transcript_fts MATCH ?
+            AND rowid NOT IN (SELECT id FROM transcript_fts_stale)
           ORDER BY rank LIMIT ?) f
        JOIN transcript_events e ON e.id = f.rowid
        JOIN sessions s ON s.session_no = e.session_no
@@ -108,7 +110,7 @@ export class TranscriptSearch {
     this.pendingAll = db.prepare(pending);
     this.pendingInSession = db.prepare(`${pending} AND s.session_id = ?`);
     this.selectJson = db.prepare("SELECT event_json FROM transcript_events WHERE id = ?");
-    // cold_fts rowids are session_no * 2^32 + seq (agent/0011_cold_sessions.sql).
+    // cold_fts rowids are session_no * 2^32 + seq (agent/0013_cold_sessions.sql).
     const coldHits = (where: string) =>
       `SELECT s.session_id, c.seq, e.event_json, c.score FROM
          (SELECT rowid / 4294967296 AS session_no, rowid % 4294967296 AS seq, rank AS score
