@@ -137,4 +137,20 @@ describe("cold archive codec", () => {
     const events = Array.from({ length: 50 }, (_, i) => event(i + 1, `{"i":${i},"t":"雪"}`));
     expect(encodeArchive("s", events, []).sha256).toBe(encodeArchive("s", events, []).sha256);
   });
+
+  it("reads archives of any deflate level the same: those written at level 6 before stay readable", () => {
+    const text = (i: number) => `{"i":${i},"t":"${"word ".repeat(i % 40)}雪"}`;
+    const events = Array.from({ length: 3000 }, (_, i) => event(i + 1, text(i)));
+    const blob = { sha256: "", mimeType: "image/png", createdAt: 1, data: randomBytes(5000) };
+    blob.sha256 = createHash("sha256").update(blob.data).digest("hex");
+    const encoded = [1, 6, 9].map((level) => encodeArchive("s", events, [blob], level));
+    const sizes = encoded.map((e) => e.bytes);
+    expect(new Set(sizes).size).toBe(3);
+    for (const archive of encoded) {
+      const reader = readerOf(Buffer.concat(archive.chunks));
+      expect([...reader.eventsAfter(0)]).toEqual(events);
+      expect(reader.blob(blob.sha256)).toEqual(blob.data);
+      expect(reader.tail(5)).toEqual(events.slice(-5));
+    }
+  });
 });

@@ -25,6 +25,12 @@ const TRAILER_BYTES = 16;
 /** Uncompressed bytes of rows per gzip member. */
 export const COLD_MEMBER_BYTES = 1024 * 1024;
 const FORMAT = 1;
+/**
+ * Level 1: measured on 10 MB of transcript JSON (bench/fixtures.mjs), it deflates 3.5× faster
+ * than level 6 for archives 10% larger (4.2× smaller than the JSON instead of 4.65×). A move is
+ * bound by its compression and an archive is read rarely, so the speed is worth more.
+ */
+export const COLD_GZIP_LEVEL = 1;
 
 /** One stored event row, every column but the row id (a restore draws a new one). */
 export interface ArchivedEvent {
@@ -166,7 +172,7 @@ export function encodeArchive(
   sessionId: string,
   events: Iterable<ArchivedEvent>,
   blobs: readonly ArchivedBlob[],
-  level = 6,
+  level = COLD_GZIP_LEVEL,
 ): EncodedArchive {
   const chunks: Buffer[] = [];
   const members = encodeMembers(events, chunks, level);
