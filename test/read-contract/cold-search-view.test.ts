@@ -1,0 +1,77 @@
+// agentstate_cold_search_v1: the index rows of cold sessions (and of sessions restored since),
+// read by plain SQL beside agentstate_search_v1, whose rows they complete.
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
+import { openStateHome } from "../../src/home.js";
+import { useTempDirs } from "../../src/test-support/temp-dir.js";
+
+const tempDir = useTempDirs();
+const user = (text: string) => ({
+  type: "message",
+  message: { role: "user", content: [{ type: "text", text }] },
+});
+const COLUMNS = "session_id, seq, event_id, event_type, created_at, text";
+
+/** The rows of a view matching `word`, by plain SQL on the file, in a stable order. */
+function rowsOf(dbPath: string, view: string, word: string): Record<string, unknown>[] {
+  const raw = openRawSqlite(dbPath, { readonly: true });
+  try {
+    return raw
+      .prepare(`SELECT ${COLUMNS} FROM ${view} WHERE text MATCH ? ORDER BY session_id, seq`)
+      .all(word) as Record<string, unknown>[];
+  } finally {
+    raw.close();
+  }
+}
+
+describe("agentstate_cold_search_v1", () => {
+  it("holds the index rows of cold and restored sessions: with search_v1, every row as before", () => {
+    const home = tempDir();
+    const state = openStateHome({ home });
+    const agent = state.agent("main");
+    for (const session of ["a", "b"]) {
+      for (let i = 0; i < 8; i++) agent.transcripts.append(session, user(`zebras ${session} ${i}`));
+    }
+    agent.transcripts.index.indexPending();
+    const dbPath = join(home, "agents", "main", "agent", "agent.sqlite");
+    const before = rowsOf(dbPath, "agentstate_search_v1", "zebras");
+    expect(before).toHaveLength(16);
+    expect(rowsOf(dbPath, "agentstate_cold_search_v1", "zebras")).toEqual([]);
+    const ofA = before.filter((r) => r.session_id === "a");
+
+    agent.cold.move("a");
+    expect(rowsOf(dbPath, "agentstate_search_v1", "zebras")).toEqual(
+      before.filter((r) => r.session_id === "b"),
+    );
+    // Cold: the event is in the archive, not in a row; its seq and text are here.
+    expect(rowsOf(dbPath, "agentstate_cold_search_v1", "zebras")).toEqual(
+      ofA.map((r) => ({ ...r, event_id: null, event_type: null, created_at: null })),
+    );
+
+    agent.transcripts.append("a", user("warm again"));
+    expect(agent.cold.isCold("a")).toBe(false);
+    // Restored: the same rows, now with their event's columns from its hot row.
+    expect(rowsOf(dbPath, "agentstate_cold_search_v1", "zebras")).toEqual(ofA);
+    state.close();
+
+    const raw = openRawSqlite(dbPath, { readonly: true });
+    try {
+      const one = (sql: string) => raw.prepare(sql).pluck().all();
+      expect(
+        one("SELECT count(*) FROM agentstate_cold_search_v1 WHERE text MATCH 'zebras'"),
+      ).toEqual([8]);
+      expect(
+        one(`SELECT seq FROM agentstate_cold_search_v1 WHERE text MATCH 'zebras'
+             ORDER BY score, seq LIMIT 3`),
+      ).toHaveLength(3);
+      expect(
+        one(
+          "SELECT typeof(score) FROM agentstate_cold_search_v1 WHERE text MATCH 'zebras' LIMIT 1",
+        ),
+      ).toEqual(["real"]);
+    } finally {
+      raw.close();
+    }
+  });
+});
