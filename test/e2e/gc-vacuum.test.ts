@@ -245,12 +245,12 @@ describe("agentstate gc --vacuum", () => {
         const hits = words.map((word) =>
           raw
             .prepare(
-              `SELECT 'hot ' || rowid FROM transcript_fts WHERE transcript_fts MATCH ?1
+              `SELECT 'hot ' || rowid FROM transcript_fts WHERE transcript_fts MATCH ?
                  AND rowid IN (SELECT id FROM transcript_events)
-               UNION ALL SELECT 'cold ' || rowid FROM cold_fts WHERE cold_fts MATCH ?1 ORDER BY 1`,
+               UNION ALL SELECT 'cold ' || rowid FROM cold_fts WHERE cold_fts MATCH ? ORDER BY 1`,
             )
             .pluck()
-            .all(word),
+            .all(word, word),
         );
         return { bytes: bytes.get() as number, hits, file: statSync(agentPath(home)).size };
       } finally {

@@ -26,7 +26,7 @@ import { ColdRows, type SessionRows } from "./cold-rows.js";
 import type { TranscriptIndex } from "./transcript-index.js";
 import type { ColdSessionRow } from "./transcript-rows.js";
 
-/** Stale index rows dropped per transaction: about 10 ms of tokenizing on a 2-core machine. */
+/** Stale index rows dropped per transaction: about 1 MB of text to tokenize, 10-20 ms. */
 const PURGE_BATCH = 2000;
 
 export interface ColdMoveResult {
