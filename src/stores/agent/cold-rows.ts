@@ -74,7 +74,7 @@ export class ColdRows {
     this.markIndexStale = db.prepare(
       "INSERT INTO transcript_fts_stale (id) SELECT id FROM transcript_events WHERE session_no = ?",
     );
-    // Only ids at or below the largest one left may stay stale (agent/0014_cold_unindex_later.sql).
+    // Only ids at or below the largest one left may stay stale (agent/0015_cold_unindex_later.sql).
     const aboveTop = "id > (SELECT coalesce(max(id), 0) FROM transcript_events)";
     this.dropStaleAboveTop = db.prepare(
       `DELETE FROM transcript_fts WHERE rowid IN (SELECT id FROM transcript_fts_stale WHERE ${aboveTop})`,
@@ -150,7 +150,7 @@ export class ColdRows {
   /**
    * Copies the session's index rows to cold_fts, records the cold row and deletes the hot rows
    * (their blob references go with them; blobs left unreferenced are deleted). Their rows in
-   * transcript_fts are only marked stale, for `purgeStaleIndex` (agent/0014_cold_unindex_later.sql),
+   * transcript_fts are only marked stale, for `purgeStaleIndex` (agent/0015_cold_unindex_later.sql),
    * but those above the largest id left. The index must be caught up first, so every event of the
    * session has its index row.
    */

@@ -87,7 +87,7 @@ export class TranscriptSearch {
     this.index = index;
     // The best `limit` index rows first, by FTS5's own rank ordering; only those are joined to
     // their events. Joining first read the JSON of every matching event before the sort. Rows a
-    // move left behind have no event (agent/0014_cold_unindex_later.sql): kept out of the limit.
+    // move left behind have no event (agent/0015_cold_unindex_later.sql): kept out of the limit.
     this.all = db.prepare(
       `SELECT s.session_id, e.seq, e.event_json, f.score FROM
          (SELECT rowid, rank AS score FROM transcript_fts WHERE transcript_fts MATCH ?
