@@ -36,6 +36,20 @@ export type {
   RestoreReport,
 } from "./backup/restore-backup.js";
 export type { VerifyReport } from "./backup/verify-backup.js";
+export type {
+  AgentLease,
+  ControlPlane,
+  ControlPlaneLeases,
+  ControlPlaneQueue,
+  ControlPlaneQueueOptions,
+  EnqueueOptions,
+  LeaseFence,
+  OpenControlPlaneOptions,
+  PostgresControlPlaneOptions,
+  QueueCounts,
+  SqliteControlPlaneOptions,
+} from "./control-plane/control-plane.js";
+export { openControlPlane } from "./control-plane/open-control-plane.js";
 export type { CheckpointsMode } from "./db/checkpoints.js";
 export {
   type CheckpointMode,

@@ -26,6 +26,7 @@ describe("public API", () => {
         "latestSchemaVersion",
         "openDatabase",
         "openStateHome",
+        "openControlPlane",
         "resolveHomePath",
         "validateAgentId",
         "createBackup",

@@ -13,6 +13,9 @@ const EXIT_CODES: Partial<Record<StateErrorCode, number>> = {
   E_DAMAGED: 4,
   E_CONFLICT: 5,
   E_BUSY: 5,
+  // Another host holds the agent, or took it over: retrying on this host cannot succeed.
+  E_LEASE_LOST: 5,
+  E_NOT_OWNER: 5,
   E_TOO_LARGE: 6,
   E_PATH: 7,
   E_UNSAFE_FILESYSTEM: 8,

@@ -18,6 +18,7 @@ import {
 } from "../stores/agent/transcript-rows.js";
 import { USAGE_DAILY_COLUMNS } from "../stores/agent/usage-query.js";
 import { VFS_CHUNK_COLUMNS, VFS_ENTRY_COLUMNS } from "../stores/agent/vfs-table.js";
+import { AGENT_LEASE_COLUMNS } from "../stores/global/agent-lease-rows.js";
 import { BACKUP_RUN_COLUMNS } from "../stores/global/backup-run-store.js";
 import { COMMITMENT_COLUMNS } from "../stores/global/commitment-store.js";
 import { CONVERSATION_BINDING_COLUMNS } from "../stores/global/conversation-binding-store.js";
@@ -78,6 +79,7 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     commitments: COMMITMENT_COLUMNS,
     tui_last_sessions: TUI_LAST_SESSION_COLUMNS,
     sandbox_registry_entries: SANDBOX_REGISTRY_COLUMNS,
+    agent_leases: AGENT_LEASE_COLUMNS,
   },
   agent: {
     kv: KV_COLUMNS,

@@ -6,6 +6,8 @@ import { StateError } from "./errors.js";
 import { withTempInMemory } from "./temp-store.js";
 
 export type DatabaseRole = "global" | "agent";
+/** The roles of SQLite databases, and the control plane's PostgreSQL schema (`schema/postgres/`). */
+export type SchemaSet = DatabaseRole | "postgres";
 
 export interface SchemaMigration {
   version: number;
@@ -15,9 +17,9 @@ export interface SchemaMigration {
 }
 
 const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
-const cache = new Map<DatabaseRole, readonly SchemaMigration[]>();
+const cache = new Map<SchemaSet, readonly SchemaMigration[]>();
 
-export function schemaDir(role: DatabaseRole): string {
+export function schemaDir(role: SchemaSet): string {
   return fileURLToPath(new URL(`./schema/${role}/`, import.meta.url));
 }
 
@@ -25,7 +27,7 @@ export function schemaDir(role: DatabaseRole): string {
  * The committed migrations of a role, found by sorted file name (no hand-kept list). Numbering
  * must run 1, 2, 3 … without gaps: a gap means a file was lost, and guessing would be worse.
  */
-export function loadMigrations(role: DatabaseRole): readonly SchemaMigration[] {
+export function loadMigrations(role: SchemaSet): readonly SchemaMigration[] {
   const cached = cache.get(role);
   if (cached) return cached;
   const dir = schemaDir(role);

@@ -25,6 +25,8 @@ const STATUS_BY_CODE: Record<StateErrorCode, ContentfulStatusCode> = {
   E_NOT_FOUND: 404,
   E_CONFLICT: 409,
   E_CONSTRAINT: 409,
+  E_LEASE_LOST: 409,
+  E_NOT_OWNER: 409,
   E_TOO_LARGE: 413,
   E_BUSY: 503,
   E_CLOSED: 503,

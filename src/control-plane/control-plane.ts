@@ -1,0 +1,113 @@
+import type { StateHome } from "../home.js";
+import type { Clock } from "../stores/checks.js";
+import type { AgentLease, LeaseFence } from "../stores/global/agent-lease-rows.js";
+import type {
+  ClaimedDelivery,
+  DeliveryEntry,
+  FailOptions,
+  NewDeliveryEntry,
+} from "../stores/global/delivery-queue-store.js";
+
+export type {
+  AgentLease,
+  ClaimedDelivery,
+  DeliveryEntry,
+  FailOptions,
+  LeaseFence,
+  NewDeliveryEntry,
+};
+
+export interface EnqueueOptions {
+  /** Made for an agent: refused with E_LEASE_LOST (nothing queued) once its epoch moved on. */
+  fence?: LeaseFence;
+}
+
+export interface QueueCounts {
+  pending: number;
+  leased: number;
+  failed: number;
+}
+
+/**
+ * The delivery queue, with the semantics of `DeliveryQueueStore` on either backend: entries are
+ * claimed oldest due first under a lease id, a lapsed lease makes an entry claimable again and
+ * fences its old holder out (E_CONFLICT), failures back off exponentially and dead-letter after
+ * `maxAttempts`, and an `idempotencyKey` already queued returns the stored entry.
+ */
+export interface ControlPlaneQueue {
+  enqueue(queue: string, entry: NewDeliveryEntry, options?: EnqueueOptions): Promise<DeliveryEntry>;
+  claim(
+    queue: string,
+    owner: string,
+    options?: { leaseMs?: number },
+  ): Promise<ClaimedDelivery | undefined>;
+  ack(queue: string, id: string, leaseId: string): Promise<void>;
+  fail(
+    queue: string,
+    id: string,
+    leaseId: string,
+    error: string,
+    options?: FailOptions,
+  ): Promise<DeliveryEntry>;
+  extend(queue: string, id: string, leaseId: string, leaseMs?: number): Promise<ClaimedDelivery>;
+  get(queue: string, id: string): Promise<DeliveryEntry | undefined>;
+  counts(queue: string): Promise<QueueCounts>;
+  /**
+   * Resolves true as soon as an entry of `queue` may be claimable (one is due now, one becomes due
+   * within `timeoutMs`, or one was enqueued), false after `timeoutMs` without any. Only a hint:
+   * `claim` can still come back empty when another worker was faster.
+   */
+  waitForWork(queue: string, timeoutMs: number): Promise<boolean>;
+}
+
+/** Which host owns each agent, under which epoch (see `agent_leases`). */
+export interface ControlPlaneLeases {
+  /**
+   * Wins the agent for `host` for `ttlMs` when nobody holds it, its lease expired or was released
+   * (the epoch grows by one), or `host` holds it already (a renewal, same epoch). E_NOT_OWNER,
+   * naming the owner, while another host holds it.
+   */
+  acquire(agentId: string, host: string, ttlMs: number): Promise<AgentLease>;
+  /** Extends every lease `host` holds to `ttlMs` from now, in one statement; returns them. */
+  renew(host: string, ttlMs: number): Promise<AgentLease[]>;
+  /** Gives the agent up; false when `host` no longer held it under `epoch`. */
+  release(agentId: string, host: string, epoch: number): Promise<boolean>;
+  /** The live lease on the agent, or undefined when nobody holds it. */
+  owner(agentId: string): Promise<AgentLease | undefined>;
+}
+
+export interface ControlPlane {
+  readonly backend: "sqlite" | "postgres";
+  readonly queue: ControlPlaneQueue;
+  readonly leases: ControlPlaneLeases;
+  /** Closes what this control plane opened (a home it was given stays open). */
+  close(): Promise<void>;
+}
+
+/** Queue settings, as `DeliveryQueueOptions` (defaults: 60 s lease, 5 attempts, 1 s … 1 h backoff). */
+export interface ControlPlaneQueueOptions {
+  leaseMs?: number;
+  maxAttempts?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+}
+
+interface CommonOptions {
+  queue?: ControlPlaneQueueOptions;
+  /** Unix milliseconds now; every host's clock should be NTP-synced well within the lease TTLs. */
+  clock?: Clock;
+}
+
+export interface SqliteControlPlaneOptions extends CommonOptions {
+  /** A home path (opened and closed with the control plane) or an open `StateHome` (borrowed). */
+  home?: string | StateHome;
+}
+
+export interface PostgresControlPlaneOptions extends CommonOptions {
+  /** `postgres://user:password@host:port/database` */
+  url: string;
+  /** Pool size (default 10). */
+  maxConnections?: number;
+}
+
+export type OpenControlPlaneOptions = SqliteControlPlaneOptions | PostgresControlPlaneOptions;

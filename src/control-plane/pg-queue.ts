@@ -1,0 +1,176 @@
+import { randomUUID } from "node:crypto";
+import type { Pool } from "pg";
+import { StateError } from "../db/errors.js";
+import { type Clock, checkInteger, checkOptions, checkText, errorText } from "../stores/checks.js";
+import { checkFence, type LeaseFence } from "../stores/global/agent-lease-rows.js";
+import { leaseLostError } from "../stores/global/delivery-queue-errors.js";
+import { queueSettings } from "../stores/global/delivery-queue-options.js";
+import {
+  type ClaimedDelivery,
+  claimedFromRow,
+  type DeliveryEntry,
+  type DeliveryQueueRow,
+  enqueueParams,
+  entryFromRow,
+  type NewDeliveryEntry,
+} from "../stores/global/delivery-queue-rows.js";
+import type {
+  ControlPlaneQueue,
+  ControlPlaneQueueOptions,
+  EnqueueOptions,
+  QueueCounts,
+} from "./control-plane.js";
+import { PG_QUEUE_SQL } from "./pg-queue-sql.js";
+import { pgStatements, query } from "./pg-statements.js";
+import type { WorkSignal } from "./work-signal.js";
+
+const SQL = pgStatements("queue", PG_QUEUE_SQL);
+
+/** The delivery queue on PostgreSQL: each call is one statement on a pooled connection. */
+export class PgQueue implements ControlPlaneQueue {
+  private readonly settings: ReturnType<typeof queueSettings>;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly clock: Clock,
+    private readonly signal: WorkSignal,
+    private readonly listening: () => Promise<void>,
+    settings: ControlPlaneQueueOptions,
+    private readonly fenceLost: (fence: LeaseFence) => Promise<StateError | undefined>,
+  ) {
+    this.settings = queueSettings(settings);
+  }
+
+  async enqueue(queue: string, entry: NewDeliveryEntry, options: EnqueueOptions = {}) {
+    const { fence } = checkOptions(options, ["fence"], "queue.enqueue");
+    const now = this.clock();
+    const params = enqueueParams(checkQueue(queue), entry, now);
+    if (params.conversationId !== null) {
+      throw new StateError(
+        "E_UNSUPPORTED",
+        "conversationId needs the conversations table, which is not on PostgreSQL yet",
+      );
+    }
+    const checked = fence === undefined ? undefined : checkFence(fence);
+    const rows = checked
+      ? await query<DeliveryQueueRow>(this.pool, SQL.fencedInsert, {
+          ...params,
+          fenceAgentId: checked.agentId,
+          fenceEpoch: checked.epoch,
+        })
+      : await query<DeliveryQueueRow>(this.pool, SQL.insert, params);
+    const row = rows[0] ?? (await this.existing(params, checked));
+    return entryFromRow(row, now);
+  }
+
+  /** Nothing was added: the fence failed, the idempotency key is queued, or the id is taken. */
+  private async existing(
+    params: { queue: string; id: string; idempotencyKey: string | null },
+    fence: LeaseFence | undefined,
+  ): Promise<DeliveryQueueRow> {
+    if (fence) {
+      const lost = await this.fenceLost(fence);
+      if (lost) throw lost;
+    }
+    if (params.idempotencyKey !== null) {
+      const [row] = await query<DeliveryQueueRow>(this.pool, SQL.byIdempotencyKey, params);
+      if (row) return row;
+    }
+    throw new StateError("E_CONFLICT", `delivery ${params.queue}/${params.id} is already queued`, {
+      details: { queue: params.queue, id: params.id },
+    });
+  }
+
+  async claim(queue: string, owner: string, options: { leaseMs?: number } = {}) {
+    const { leaseMs = this.settings.leaseMs } = checkOptions(options, ["leaseMs"], "queue.claim");
+    const now = this.clock();
+    const [row] = await query<DeliveryQueueRow>(this.pool, SQL.claim, {
+      queue: checkQueue(queue),
+      owner: checkText("lease owner", owner, 256),
+      leaseId: randomUUID(),
+      now,
+      leaseUntil: now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now),
+    });
+    return row ? claimedFromRow(row, now) : undefined;
+  }
+
+  async ack(queue: string, id: string, leaseId: string): Promise<void> {
+    await this.underLease("ack", queue, id, leaseId, { platformMessageId: null });
+  }
+
+  async fail(queue: string, id: string, leaseId: string, error: string, options = {}) {
+    const { permanent = false } = checkOptions(options, ["permanent"], "queue.fail") as {
+      permanent?: boolean;
+    };
+    const { row, now } = await this.underLease("fail", queue, id, leaseId, {
+      ...this.settings,
+      permanent: permanent === true,
+      error: errorText(error),
+    });
+    return entryFromRow(row, now);
+  }
+
+  async extend(queue: string, id: string, leaseId: string, leaseMs = this.settings.leaseMs) {
+    const now = this.clock();
+    const until = now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now);
+    const { row } = await this.underLease("extend", queue, id, leaseId, { leaseUntil: until }, now);
+    return claimedFromRow(row, now);
+  }
+
+  /** Runs a statement that changes an entry only under `leaseId`; E_CONFLICT/E_NOT_FOUND else. */
+  private async underLease(
+    statement: "ack" | "fail" | "extend",
+    queue: string,
+    id: string,
+    leaseId: string,
+    values: Record<string, unknown>,
+    now = this.clock(),
+  ): Promise<{ row: DeliveryQueueRow; now: number }> {
+    const params = {
+      queue: checkQueue(queue),
+      id: checkText("delivery id", id, 256),
+      leaseId: checkText("lease id", leaseId, 256),
+    };
+    const [row] = await query<DeliveryQueueRow>(this.pool, SQL[statement], {
+      ...params,
+      ...values,
+      now,
+    });
+    if (row) return { row, now };
+    const [current] = await query<DeliveryQueueRow>(this.pool, SQL.select, params);
+    throw leaseLostError(params, current, now);
+  }
+
+  async get(queue: string, id: string): Promise<DeliveryEntry | undefined> {
+    const now = this.clock();
+    const [row] = await query<DeliveryQueueRow>(this.pool, SQL.select, {
+      queue: checkQueue(queue),
+      id: checkText("delivery id", id, 256),
+    });
+    return row ? entryFromRow(row, now) : undefined;
+  }
+
+  async counts(queue: string): Promise<QueueCounts> {
+    const [row] = await query<QueueCounts>(this.pool, SQL.counts, {
+      queue: checkQueue(queue),
+      now: this.clock(),
+    });
+    return { pending: row?.pending ?? 0, leased: row?.leased ?? 0, failed: row?.failed ?? 0 };
+  }
+
+  async waitForWork(queue: string, timeoutMs: number): Promise<boolean> {
+    const name = checkQueue(queue);
+    const ms = checkInteger("timeoutMs", timeoutMs, 0, 2_147_483_647);
+    await this.listening();
+    return this.signal.wait(name, ms, this.clock, async () => {
+      const [row] = await query<{ next: number | null }>(this.pool, SQL.nextDue, { queue: name });
+      return row?.next ?? null;
+    });
+  }
+}
+
+function checkQueue(queue: unknown): string {
+  return checkText("queue name", queue, 128);
+}
+
+export type { ClaimedDelivery };

@@ -1,0 +1,62 @@
+import pg from "pg";
+import { checkInteger } from "../stores/checks.js";
+import type { ControlPlane, PostgresControlPlaneOptions } from "./control-plane.js";
+import { PgLeases } from "./pg-leases.js";
+import { PgListener } from "./pg-listener.js";
+import { migratePostgres } from "./pg-migrate.js";
+import { PgQueue } from "./pg-queue.js";
+import { WorkSignal } from "./work-signal.js";
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+/**
+ * BIGINT and count(*) come back from `pg` as strings (they can exceed 2^53); agentstate's times
+ * and counts are Unix milliseconds and row counts, well inside it, so they are read as numbers.
+ * Per pool, not `pg.types` globally: the embedding application's own pools stay as they were.
+ */
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8 || oid === NUMERIC
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as "text")) as pg.CustomTypesConfig["getTypeParser"],
+};
+
+/** The control plane on PostgreSQL: the schema migrated on open, then a pool and a listener. */
+export async function openPostgresControlPlane(
+  options: PostgresControlPlaneOptions,
+): Promise<ControlPlane> {
+  const clock = options.clock ?? Date.now;
+  const max = checkInteger("maxConnections", options.maxConnections ?? 10, 1, 1000);
+  const config = { connectionString: options.url, types };
+  const pool = new pg.Pool({ ...config, max });
+  // An idle pooled connection dropped by the server must not crash the process: the next query
+  // gets a fresh one.
+  pool.on("error", () => {});
+  try {
+    await migratePostgres(pool, clock);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const signal = new WorkSignal();
+  const listener = new PgListener(config, signal);
+  const leases = new PgLeases(pool, clock);
+  const queue = new PgQueue(
+    pool,
+    clock,
+    signal,
+    () => listener.ready(),
+    options.queue ?? {},
+    (fence) => leases.fenceLost(fence),
+  );
+  return Object.freeze({
+    backend: "postgres" as const,
+    queue,
+    leases,
+    close: async () => {
+      await listener.close();
+      await pool.end();
+    },
+  });
+}

@@ -1,0 +1,74 @@
+import { openStateHome, type StateHome } from "../home.js";
+import { type Clock, checkInteger } from "../stores/checks.js";
+import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
+import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
+import type {
+  ControlPlane,
+  ControlPlaneLeases,
+  ControlPlaneQueue,
+  ControlPlaneQueueOptions,
+  SqliteControlPlaneOptions,
+} from "./control-plane.js";
+import { WorkSignal } from "./work-signal.js";
+
+/**
+ * The embedded control plane: today's global SQLite database and its stores, each call resolving
+ * at once. `waitForWork` is woken by this process's own enqueues only; work queued by another
+ * process is found when the wait times out, so keep timeouts short when several processes share
+ * a home.
+ */
+export function openSqliteControlPlane(options: SqliteControlPlaneOptions): ControlPlane {
+  const owned = typeof options.home !== "object";
+  const home = owned ? openStateHome({ home: options.home as string | undefined }) : options.home;
+  const clock = options.clock ?? Date.now;
+  return Object.freeze({
+    backend: "sqlite" as const,
+    queue: sqliteQueue(home as StateHome, clock, options.queue ?? {}),
+    leases: sqliteLeases(new AgentLeaseStore((home as StateHome).db, clock)),
+    close: async () => {
+      if (owned) (home as StateHome).close();
+    },
+  });
+}
+
+function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueOptions) {
+  const store = new DeliveryQueueStore(home.db, { ...settings, clock });
+  const leases = new AgentLeaseStore(home.db, clock);
+  const signal = new WorkSignal();
+  const due = home.db.prepare<{ next: number | null }>(
+    `SELECT min(available_at) AS next FROM delivery_queue_entries
+     WHERE queue_name = ? AND status = 'pending'`,
+  );
+  const queue: ControlPlaneQueue = {
+    enqueue: async (name, entry, options = {}) => {
+      const added = options.fence
+        ? leases.fenced(options.fence, () => store.enqueue(name, entry))
+        : store.enqueue(name, entry);
+      signal.wake(name);
+      return added;
+    },
+    claim: async (name, owner, options) => store.claim(name, owner, options),
+    ack: async (name, id, leaseId) => store.ack(name, id, leaseId),
+    fail: async (name, id, leaseId, error, options) =>
+      store.fail(name, id, leaseId, error, options),
+    extend: async (name, id, leaseId, leaseMs) => store.extend(name, id, leaseId, leaseMs),
+    get: async (name, id) => store.get(name, id),
+    counts: async (name) => store.counts(name),
+    waitForWork: (name, timeoutMs) => {
+      const ms = checkInteger("timeoutMs", timeoutMs, 0, 2_147_483_647);
+      return signal.wait(name, ms, clock, async () => due.get(name)?.next ?? null);
+    },
+  };
+  return Object.freeze(queue);
+}
+
+function sqliteLeases(store: AgentLeaseStore): ControlPlaneLeases {
+  return Object.freeze({
+    acquire: async (agentId: string, host: string, ttlMs: number) =>
+      store.acquire(agentId, host, ttlMs),
+    renew: async (host: string, ttlMs: number) => store.renew(host, ttlMs),
+    release: async (agentId: string, host: string, epoch: number) =>
+      store.release(agentId, host, epoch),
+    owner: async (agentId: string) => store.owner(agentId),
+  });
+}

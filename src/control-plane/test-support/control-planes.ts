@@ -1,0 +1,85 @@
+import { join } from "node:path";
+import pg from "pg";
+import { afterEach } from "vitest";
+import { openRawSqlite } from "../../db/test-support/raw-sqlite.js";
+import { usePostgres } from "../../test-support/postgres.js";
+import { useTempDirs } from "../../test-support/temp-dir.js";
+import type { ControlPlane, ControlPlaneQueueOptions } from "../control-plane.js";
+import { openControlPlane } from "../open-control-plane.js";
+
+export const BACKENDS = ["sqlite", "postgres"] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+export interface Opened {
+  cp: ControlPlane;
+  /** Another host on the same control plane (PostgreSQL), or the same home reopened (SQLite). */
+  another(options?: OpenOptions): Promise<ControlPlane>;
+  /** Counts rows behind the control plane's back (a separate connection, plain SQL). */
+  count(table: string, where?: string): Promise<number>;
+  /** The database's URL (PostgreSQL) or home path (SQLite). */
+  where: string;
+}
+
+export interface OpenOptions {
+  clock?: () => number;
+  queue?: ControlPlaneQueueOptions;
+}
+
+/**
+ * Opens control planes on either backend, each test on an empty database: a fresh home for
+ * SQLite, a fresh database in this file's throwaway cluster for PostgreSQL. All closed after it.
+ */
+export function useControlPlanes(): (backend: Backend, options?: OpenOptions) => Promise<Opened> {
+  const tempDir = useTempDirs();
+  const clusterUrl = usePostgres();
+  const closers: (() => Promise<void>)[] = [];
+  let databases = 0;
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+  const track = async (opening: Promise<ControlPlane>) => {
+    const cp = await opening;
+    closers.push(() => cp.close());
+    return cp;
+  };
+  return async (backend, options = {}) => {
+    if (backend === "sqlite") {
+      const home = tempDir();
+      const open = (o: OpenOptions = options) => track(openControlPlane({ home, ...o }));
+      const cp = await open();
+      return { cp, another: open, count: (t, w) => countSqlite(home, t, w), where: home };
+    }
+    const name = `cp_${process.pid}_${++databases}`;
+    await withClient(clusterUrl(), (client) => client.query(`CREATE DATABASE ${name}`));
+    const url = clusterUrl().replace(/\/postgres$/, `/${name}`);
+    const open = (o: OpenOptions = options) => track(openControlPlane({ url, ...o }));
+    const cp = await open();
+    return { cp, another: open, count: (t, w) => countPostgres(url, t, w), where: url };
+  };
+}
+
+export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>) {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function countSqlite(home: string, table: string, where = "TRUE"): Promise<number> {
+  const raw = openRawSqlite(join(home, "state", "state.sqlite"), { readonly: true });
+  try {
+    return Number(raw.prepare(`SELECT count(*) FROM ${table} WHERE ${where}`).pluck().get());
+  } finally {
+    raw.close();
+  }
+}
+
+function countPostgres(url: string, table: string, where = "TRUE"): Promise<number> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`);
+    return Number(rows[0].n);
+  });
+}
