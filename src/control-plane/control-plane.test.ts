@@ -153,9 +153,9 @@ describe.each(BACKENDS)("control plane on %s: delivery queue", (backend) => {
     expect(await real.queue.waitForWork("idle", 50)).toBe(false);
     await real.queue.enqueue("due", { payload: 1 });
     expect(await real.queue.waitForWork("due", 5_000)).toBe(true);
-    // The enqueue comes from another control plane instance: a NOTIFY on PostgreSQL; on SQLite
-    // the same process's signal.
-    const producer = backend === "postgres" ? await another({ clock: Date.now }) : real;
+    // The enqueue comes from another control plane: a NOTIFY on PostgreSQL, the process's signal
+    // for that home on SQLite.
+    const producer = await another({ clock: Date.now });
     const started = Date.now();
     const waiting = real.queue.waitForWork("wake", 10_000);
     setTimeout(() => void producer.queue.enqueue("wake", { payload: 2 }), 100);

@@ -13,9 +13,9 @@ import { WorkSignal } from "./work-signal.js";
 
 /**
  * The embedded control plane: today's global SQLite database and its stores, each call resolving
- * at once. `waitForWork` is woken by this process's own enqueues only; work queued by another
- * process is found when the wait times out, so keep timeouts short when several processes share
- * a home.
+ * at once. `waitForWork` is woken by enqueues made in this process (by any control plane on the
+ * same home); work queued by another process is found when the wait times out, so keep timeouts
+ * short when several processes share a home.
  */
 export function openSqliteControlPlane(options: SqliteControlPlaneOptions): ControlPlane {
   const owned = typeof options.home !== "object";
@@ -34,7 +34,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
 function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueOptions) {
   const store = new DeliveryQueueStore(home.db, { ...settings, clock });
   const leases = new AgentLeaseStore(home.db, clock);
-  const signal = new WorkSignal();
+  const signal = signalFor(home.db.path);
   const due = home.db.prepare<{ next: number | null }>(
     `SELECT min(available_at) AS next FROM delivery_queue_entries
      WHERE queue_name = ? AND status = 'pending'`,
@@ -60,6 +60,19 @@ function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueO
     },
   };
   return Object.freeze(queue);
+}
+
+/**
+ * One signal per global database in this process: every control plane opened on the same home
+ * wakes on the others' enqueues, as hosts on PostgreSQL do on NOTIFY. Never removed: one small
+ * entry per home a process ever opened.
+ */
+const signals = new Map<string, WorkSignal>();
+
+function signalFor(path: string): WorkSignal {
+  const signal = signals.get(path) ?? new WorkSignal();
+  signals.set(path, signal);
+  return signal;
 }
 
 function sqliteLeases(store: AgentLeaseStore): ControlPlaneLeases {
