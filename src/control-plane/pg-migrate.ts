@@ -1,6 +1,6 @@
-import type { Pool } from "pg";
+import type { Pool, PoolClient } from "pg";
 import { StateError } from "../db/errors.js";
-import { loadMigrations } from "../db/schema.js";
+import { loadMigrations, type SchemaMigration } from "../db/schema.js";
 import { wrapPgError } from "./pg-statements.js";
 
 // Any constant works as long as every host uses the same one: "agentsta" in ASCII.
@@ -32,20 +32,7 @@ export async function migratePostgres(pool: Pool, clock: () => number): Promise<
     checkLedger(rows, migrations);
     const applied: number[] = [];
     for (const migration of migrations.slice(rows.length)) {
-      await client.query("BEGIN");
-      try {
-        await client.query(migration.sql);
-        await client.query("INSERT INTO agentstate_schema_migrations VALUES ($1, $2, $3, $4)", [
-          migration.version,
-          migration.name,
-          migration.sha256,
-          clock(),
-        ]);
-        await client.query("COMMIT");
-      } catch (error) {
-        await client.query("ROLLBACK");
-        throw error;
-      }
+      await applyMigration(client, migration, clock());
       applied.push(migration.version);
     }
     return applied;
@@ -54,6 +41,24 @@ export async function migratePostgres(pool: Pool, clock: () => number): Promise<
   } finally {
     await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
     client.release();
+  }
+}
+
+/** One file and its ledger row, in one transaction: a failure leaves neither. */
+async function applyMigration(client: PoolClient, migration: SchemaMigration, at: number) {
+  await client.query("BEGIN");
+  try {
+    await client.query(migration.sql);
+    await client.query("INSERT INTO agentstate_schema_migrations VALUES ($1, $2, $3, $4)", [
+      migration.version,
+      migration.name,
+      migration.sha256,
+      at,
+    ]);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
   }
 }
 

@@ -1,4 +1,5 @@
 import { DELIVERY_QUEUE_COLUMNS } from "../stores/global/delivery-queue-rows.js";
+import { FENCE_CTE } from "./pg-fence.js";
 
 /** The channel every enqueue NOTIFYs, with the queue's name as payload. */
 export const WORK_CHANNEL = "agentstate_queue";
@@ -22,10 +23,7 @@ const DEAD = "@permanent::boolean OR retry_count + 1 >= @maxAttempts::integer";
  */
 export const PG_QUEUE_SQL = {
   insert: `WITH added AS (${INSERT} VALUES (${VALUES}) ON CONFLICT DO NOTHING RETURNING *) ${NOTIFY}`,
-  // FOR SHARE holds the lease row until commit: a host winning the agent waits for this insert,
-  // and an insert after it finds the new epoch and adds nothing.
-  fencedInsert: `WITH fence AS (SELECT 1 FROM agent_leases
-      WHERE agent_id = @fenceAgentId AND epoch = @fenceEpoch::bigint FOR SHARE),
+  fencedInsert: `WITH ${FENCE_CTE},
     added AS (${INSERT} SELECT ${VALUES} FROM fence ON CONFLICT DO NOTHING RETURNING *)
     ${NOTIFY}`,
   byIdempotencyKey: `SELECT * FROM delivery_queue_entries

@@ -20,6 +20,7 @@ import type {
   EnqueueOptions,
   QueueCounts,
 } from "./control-plane.js";
+import { fenceParams } from "./pg-fence.js";
 import { PG_QUEUE_SQL } from "./pg-queue-sql.js";
 import { pgStatements, query } from "./pg-statements.js";
 import type { WorkSignal } from "./work-signal.js";
@@ -55,8 +56,7 @@ export class PgQueue implements ControlPlaneQueue {
     const rows = checked
       ? await query<DeliveryQueueRow>(this.pool, SQL.fencedInsert, {
           ...params,
-          fenceAgentId: checked.agentId,
-          fenceEpoch: checked.epoch,
+          ...fenceParams(checked),
         })
       : await query<DeliveryQueueRow>(this.pool, SQL.insert, params);
     const row = rows[0] ?? (await this.existing(params, checked));
