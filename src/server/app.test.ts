@@ -132,6 +132,21 @@ describe("transcripts", () => {
     expect(last.body.nextAfterSeq).toBeNull();
   });
 
+  it("summarises a cold session's tree from its archive, as it did while hot", async () => {
+    const path = `/api/agents/main/transcripts/${seeded.sessionId}/tree`;
+    const hot = (await get(path)).body;
+    expect(hot.nodes).toBe(6);
+    const agent = home.agent("main");
+    agent.cold.move(seeded.sessionId);
+    try {
+      const cold = await get(path);
+      expect(cold.status).toBe(200);
+      expect(cold.body).toEqual(hot);
+    } finally {
+      agent.cold.restore(seeded.sessionId);
+    }
+  });
+
   it("summarises the tree: current leaf, branch point, abandoned range, compaction", async () => {
     const { status, body } = await get(`/api/agents/main/transcripts/${seeded.sessionId}/tree`);
     expect(status).toBe(200);

@@ -63,6 +63,24 @@ function identities(db: Database, sessionId: string): IdentityRow[] {
   return statement.all(sessionId).sort((a, b) => a.seq - b.seq);
 }
 
+/**
+ * A cold session's identities, read from its archive (its events have no hot rows); undefined
+ * when the session is hot, or was restored while this looked.
+ */
+function coldIdentities(agent: AgentState, sessionId: string): IdentityRow[] | undefined {
+  const archive = agent.cold.open(sessionId);
+  if (archive === undefined || archive === "restored") return undefined;
+  try {
+    const rows: IdentityRow[] = [];
+    for (const e of archive.reader.eventsAfter(0)) {
+      rows.push({ event_id: e.eventId, seq: e.seq, event_type: e.eventType, parent: e.parentId });
+    }
+    return rows;
+  } finally {
+    archive.close();
+  }
+}
+
 function offBranchRanges(rows: IdentityRow[], tree: TranscriptTree, onBranch: Set<string>) {
   const ranges: Array<[number, number]> = [];
   let open: [number, number] | undefined;
@@ -91,7 +109,7 @@ function text(value: unknown): string | null {
  */
 export function summarizeTree(agent: AgentState, sessionId: string): TranscriptTreeSummary {
   const session = agent.lifecycle.get(sessionId);
-  const rows = identities(agent.db, sessionId);
+  const rows = coldIdentities(agent, sessionId) ?? identities(agent.db, sessionId);
   const tree = TranscriptTree.from(
     rows.map((r) => ({ id: r.event_id, type: r.event_type, parentId: r.parent })),
   );
