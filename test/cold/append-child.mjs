@@ -11,8 +11,10 @@ for (let i = 0; i < Number(count); i++) {
     type: "message",
     message: { role: "user", content: `concurrent ${i}` },
   });
-  // Spread over time, so the parent's moves land between appends as well as on them.
-  await new Promise((resolve) => setTimeout(resolve, 2));
+  // Spread over time, so the parent's moves land between appends as well as on them; every 50,
+  // a longer pause in which a move can commit even on a loaded machine, where one takes longer
+  // than the gap between two appends.
+  await new Promise((resolve) => setTimeout(resolve, i % 50 === 49 ? 150 : 2));
 }
 state.close();
 process.stdout.write(`done ${count}\n`);
