@@ -59,6 +59,11 @@ export class AgentPool<T extends PooledAgent> {
     return entry.agent;
   }
 
+  /** The open agent, left where it is in the recency order; undefined when it is not open. */
+  peek(agentId: string): T | undefined {
+    return this.entries.get(agentId)?.agent;
+  }
+
   /** True when the agent was open before (and was closed since, or is open now). */
   openedBefore(agentId: string): boolean {
     return this.everOpened.has(agentId);

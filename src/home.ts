@@ -8,6 +8,7 @@ import {
   evictedMessage,
   releasedAfter,
 } from "./agent-pool.js";
+import { NEEDS_UPGRADE, readBare } from "./agent-reader.js";
 import type { AgentDatabaseRow, AgentRecord, AgentRegistryRow } from "./agent-registry-rows.js";
 import { InputsApi } from "./api/inputs-api.js";
 import { MaintenanceApi } from "./api/maintenance-api.js";
@@ -33,6 +34,7 @@ import { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH, resolveHomePath } from ".
 import type {
   AgentOpenOptions,
   AgentPin,
+  AgentReader,
   AgentSource,
   AgentState,
 } from "./stores/agent/agent-state.js";
@@ -155,6 +157,23 @@ export class StateHome extends GlobalStores implements AgentSource {
   pinAgent(agentId: string, options: AgentOpenOptions = {}): AgentPin {
     const agent = this.agent(agentId, options);
     return Object.freeze({ agent, release: this.pool.pin(agentId) });
+  }
+
+  /**
+   * Runs `fn` for a one-off read of an existing agent: over its open state when the pool has it
+   * open, else over a read-only connection that is closed before this returns (no pool entry, no
+   * eviction of another agent). A database an older release wrote is opened through the pool,
+   * which upgrades it; an unknown agent or a missing database fails as `withAgent` does.
+   */
+  readAgent<R>(agentId: string, fn: (agent: AgentReader) => R): R {
+    const open = this.pool.peek(agentId);
+    if (open !== undefined) return fn(open);
+    const dbPath = join(this.path, agentDbRelativePath(agentId));
+    if (this.hasAgent(agentId) && existsSync(dbPath)) {
+      const result = readBare(dbPath, agentId, this.openOptions, fn);
+      if (result !== NEEDS_UPGRADE) return result;
+    }
+    return this.withAgent(agentId, fn, { create: false });
   }
 
   /** The pool of open agent databases: its cap, how many are open and pinned, and counters. */

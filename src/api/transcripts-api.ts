@@ -128,28 +128,38 @@ export class TranscriptsApi {
     if (agentId) {
       return this.home.withAgent(agentId, (agent) => agent.search.search(query, rest), NO_CREATE);
     }
-    const perAgent = this.home
-      .listAgents()
-      .map(({ agentId: id }) =>
-        this.home.withAgent(id, (agent) => agent.search.search(query, rest), NO_CREATE),
-      );
-    return mergeByRank(perAgent, limit);
+    // One agent at a time, each read bare and closed again: the pool is left as it was, and only
+    // the best `limit` hits so far are kept.
+    let best: RankedHit[] = [];
+    for (const { agentId: id } of this.home.listAgents()) {
+      const hits = this.home.readAgent(id, (agent) => agent.search.search(query, rest));
+      best = mergeByRank(best, hits, limit);
+    }
+    return best.map(({ hit }) => hit);
   }
 }
 
+/** A hit and its rank within its own agent's hits (0 for the best). */
+interface RankedHit {
+  hit: SearchHit;
+  rank: number;
+}
+
 /**
- * Merges each agent's hits (each list best first). bm25 scores of different agents come from
- * different FTS5 indexes, whose term statistics differ, so they are not comparable: every agent's
- * best hit comes before any agent's second, and so on; within one rank, by score as a rough
- * guide, then by agent id.
+ * Merges one more agent's hits (best first) into the best `limit` so far. bm25 scores of
+ * different agents come from different FTS5 indexes, whose term statistics differ, so they are not
+ * comparable: every agent's best hit comes before any agent's second, and so on; within one rank,
+ * by score as a rough guide, then by agent id. That order is total, so merging agent by agent and
+ * cutting at `limit` each time keeps the same hits as sorting them all at once.
  */
-function mergeByRank(perAgent: readonly SearchHit[][], limit: number): SearchHit[] {
-  const ranked = perAgent.flatMap((hits) => hits.map((hit, rank) => ({ hit, rank })));
+function mergeByRank(best: RankedHit[], hits: readonly SearchHit[], limit: number): RankedHit[] {
+  if (hits.length === 0) return best;
+  const ranked = [...best, ...hits.map((hit, rank) => ({ hit, rank }))];
   ranked.sort(
     (a, b) =>
       a.rank - b.rank ||
       a.hit.score - b.hit.score ||
       (a.hit.agentId < b.hit.agentId ? -1 : a.hit.agentId > b.hit.agentId ? 1 : 0),
   );
-  return ranked.slice(0, limit).map(({ hit }) => hit);
+  return ranked.slice(0, limit);
 }

@@ -1,5 +1,6 @@
 import type { Database } from "../../db/database.js";
 import type { AgentStores } from "./agent-stores.js";
+import type { TranscriptSearch } from "./transcript-search.js";
 
 /**
  * One agent's data plane: its database and the stores over it. From `home.agent()` it is valid
@@ -21,6 +22,12 @@ export interface AgentOpenOptions {
   create?: boolean;
 }
 
+/** What a one-off read of an agent offers (`AgentSource.readAgent`): an `AgentState` is one. */
+export interface AgentReader {
+  readonly agentId: string;
+  readonly search: TranscriptSearch;
+}
+
 /**
  * What the home-wide facades (`home.sessions`, `home.transcripts`, `home.memory`) need of a home:
  * its agents, opened through its pool. `StateHome` is one; declared here so the facades depend on
@@ -31,4 +38,10 @@ export interface AgentSource {
   withAgent<R>(agentId: string, fn: (agent: AgentState) => R, options?: AgentOpenOptions): R;
   pinAgent(agentId: string, options?: AgentOpenOptions): AgentPin;
   listAgents(): readonly { agentId: string }[];
+  /**
+   * Runs `fn` for a one-off read of an existing agent: over its open state when the pool has it
+   * open (left where it is in the pool), else over a read-only connection closed before this
+   * returns, so a read of every agent holds one connection at a time and leaves the pool as it was.
+   */
+  readAgent<R>(agentId: string, fn: (agent: AgentReader) => R): R;
 }
