@@ -1,4 +1,7 @@
 import { join } from "node:path";
+import { setImmediate as yieldOnce } from "node:timers/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { isStateError } from "./db/errors.js";
 import { openRawSqlite } from "./db/test-support/raw-sqlite.js";
@@ -23,7 +26,30 @@ function thrown(fn: () => unknown): unknown {
   throw new Error("expected a throw");
 }
 
+/** V8's own collector, so a test can see what nothing holds any more. */
+function collectGarbage(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+}
+
 describe("the pool of open agent databases", () => {
+  it("lets go of an evicted agent's connection and stores at once, though its index's idle timer has not run", async () => {
+    const home = openStateHome({ home: tempDir(), maxOpenAgents: 1 });
+    try {
+      // An append leaves its event for the index to take in when the writer goes quiet (1 s).
+      home.transcripts.append({ agentId: "a", sessionId: "s" }, message(1));
+      const evicted = new WeakRef(home.agent("a").db);
+      home.agent("b");
+      // A loop that never yields (a gateway's burst, a bench) never lets that timer run.
+      await yieldOnce();
+      collectGarbage();
+      // Not the handle itself: printing a closed one would read its getters.
+      expect(evicted.deref() === undefined).toBe(true);
+    } finally {
+      home.close();
+    }
+  });
+
   it("keeps a pinned agent open and working while 200 others come and go under a cap of 8", () => {
     const home = openStateHome({ home: tempDir(), maxOpenAgents: 8 });
     const { agent, release } = home.pinAgent("pinned");

@@ -114,6 +114,7 @@ export class Database {
   /** Set while the background checkpointer serves this database (auto-checkpoint off). */
   private signal: WalSignal | null = null;
   private closedReason: string | undefined;
+  private readonly closeHooks: (() => void)[] = [];
 
   constructor(
     driver: SqlDriver,
@@ -373,12 +374,21 @@ export class Database {
   }
 
   /**
+   * Runs `hook` when this connection closes: a store's timer must not outlive it (a pending timer
+   * keeps the closed connection, and every store over it, from being collected until it runs).
+   */
+  onClose(hook: () => void): void {
+    this.closeHooks.push(hook);
+  }
+
+  /**
    * Closes the connection; the background checkpointer lets go of the file first. `reason`, when
    * given, is what any later use of this handle (or of a statement prepared on it) fails with.
    */
   close(reason?: string): void {
     if (!this.driver.open) return;
     this.closedReason = reason;
+    for (const hook of this.closeHooks.splice(0)) hook();
     const signal = this.signal;
     this.signal = null;
     signal?.close();

@@ -49,6 +49,7 @@ export class TranscriptIndex {
   private readonly insertText: SqlStatement;
   private readonly updateMark: SqlStatement;
   private idleTimer: NodeJS.Timeout | undefined;
+  private stopsOnClose = false;
   private lastAppendAt = 0;
   private readonly rollup: UsageRollup;
 
@@ -214,6 +215,10 @@ export class TranscriptIndex {
    */
   private scheduleIdle(): void {
     this.lastAppendAt = Date.now();
+    if (!this.stopsOnClose) {
+      this.stopsOnClose = true;
+      this.db.onClose(() => this.stop());
+    }
     // One timer at a time, pushed back while appends keep coming: a timer per append would cost
     // more than the append.
     if (this.idleTimer === undefined) this.armIdle(IDLE_MS);
