@@ -1,7 +1,8 @@
 // Search across many agents: a home with BENCH_SEARCH_AGENTS agents (default 3,000; 200 with
 // BENCH_QUICK=1), each with one session of 20 events, searched with `home.transcripts.search(q)`
-// and no agentId, so every agent's index is opened (through the pool, default cap) and queried in
-// turn. Reports the latency of one whole-home search and the peak RSS while it runs.
+// and no agentId, so every agent's index is opened (each over a read-only connection of its own,
+// closed before the next; the pool is left as it was) and queried in turn. Reports the latency of
+// one whole-home search and the peak RSS while it runs.
 import { join } from "node:path";
 import { openStateHome } from "../dist/index.js";
 import {
@@ -84,8 +85,8 @@ export async function run() {
       const markdown = [
         `## Search across agents (${fmtCount(AGENTS)} agents × ${EVENTS} events, cap ${pool.maxOpenAgents})`,
         "",
-        `One \`transcripts.search(query)\` without an agentId opens every agent's database in turn ` +
-          `through the pool and merges the hits by their rank within each agent (see docs/api.md). ` +
+        `One \`transcripts.search(query)\` without an agentId opens every agent's database in turn, ` +
+          `each over a read-only connection closed before the next, and merges the hits by their rank within each agent (see docs/api.md). ` +
           `Peak RSS ${fmtBytes(peakRss)}; ${fmtCount(hits)} hits returned in all.`,
         "",
         table(

@@ -25,10 +25,12 @@ export function openHomeDatabase(
   options: HomeDatabaseOptions,
 ): Database {
   const db = openDatabase({ path, role, ...options });
+  // A writable open has brought the file up to date itself.
+  if (!options.readonly) return db;
   const current =
     db.schemaVersion >= latestSchemaVersion(role) &&
     (role !== "agent" || !layoutUpgradePending(db));
-  if (!options.readonly || current) return db;
+  if (current) return db;
   db.close();
   const { readonly: _, ...writable } = options;
   const upgrader = openDatabase({ path, role, create: false, ...writable });
