@@ -23,6 +23,21 @@ describe("openDatabase", () => {
     }
   });
 
+  it("prepares a statement made with prepareOnUse at its first use, and fails a use after close with E_CLOSED", () => {
+    const db = openDatabase({ path: join(tempDir(), "db.sqlite"), role: "global" });
+    // Prepared now, this would fail: the table does not exist yet.
+    const insert = db.prepareOnUse("INSERT INTO later (n) VALUES (?)");
+    const count = db.prepareOnUse<{ n: number }>("SELECT count(*) AS n FROM later");
+    db.exec("CREATE TABLE later (n INTEGER)");
+    insert.run(1);
+    insert.run(2);
+    expect(count.get()?.n).toBe(2);
+    const unused = db.prepareOnUse("SELECT n FROM later");
+    db.close("closed for the test");
+    expect(() => unused.all()).toThrow(/closed for the test/);
+    expect(() => insert.run(3)).toThrow(/closed for the test/);
+  });
+
   it("creates directories 0700 and the database and its sidecars 0600", () => {
     const root = tempDir();
     const dir = join(root, "deep", "er");

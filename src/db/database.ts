@@ -247,6 +247,25 @@ export class Database {
       : signalling(statement, this.signal);
   }
 
+  /**
+   * A statement prepared on its first use instead of now: a store made for one call (an append to
+   * an agent the pool has just reopened, one search of every agent) prepares the statements that
+   * call runs, not the dozens its other methods need.
+   */
+  prepareOnUse<Row = Record<string, unknown>>(sql: string): SqlStatement<Row> {
+    let statement: SqlStatement<Row> | undefined;
+    const use = () => {
+      statement ??= this.prepare<Row>(sql);
+      return statement;
+    };
+    return {
+      run: (...params) => use().run(...params),
+      get: (...params) => use().get(...params),
+      all: (...params) => use().all(...params),
+      iterate: (...params) => use().iterate(...params),
+    };
+  }
+
   exec(sql: string): void {
     this.assertOpen();
     this.driver.exec(sql);

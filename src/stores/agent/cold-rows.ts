@@ -45,71 +45,75 @@ export class ColdRows {
   private readonly deleteCold: SqlStatement;
 
   constructor(db: Database) {
-    this.selectNo = db.prepare("SELECT session_no FROM sessions WHERE session_id = ?");
-    this.selectEvents = db.prepare(
+    this.selectNo = db.prepareOnUse("SELECT session_no FROM sessions WHERE session_id = ?");
+    this.selectEvents = db.prepareOnUse(
       "SELECT * FROM transcript_events WHERE session_no = ? ORDER BY seq",
     );
-    this.selectRefs = db.prepare(
+    this.selectRefs = db.prepareOnUse(
       "SELECT seq, sha256 FROM transcript_blob_refs WHERE session_no = ? ORDER BY seq, sha256",
     );
-    this.selectBlobs = db.prepare(
+    this.selectBlobs = db.prepareOnUse(
       `SELECT sha256, mime_type, data, created_at FROM transcript_blobs WHERE sha256 IN
          (SELECT sha256 FROM transcript_blob_refs WHERE session_no = ?) ORDER BY sha256`,
     );
-    this.selectStats = db.prepare(
+    this.selectStats = db.prepareOnUse(
       "SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM transcript_events WHERE session_no = ?",
     );
-    this.selectEventTop = db.prepare("SELECT coalesce(max(id), 0) AS top FROM transcript_events");
-    this.copyIndexOut = db.prepare(
+    this.selectEventTop = db.prepareOnUse(
+      "SELECT coalesce(max(id), 0) AS top FROM transcript_events",
+    );
+    this.copyIndexOut = db.prepareOnUse(
       `INSERT INTO cold_fts (rowid, text)
        SELECT e.session_no * 4294967296 + e.seq, f.text
        FROM transcript_events e JOIN transcript_fts f ON f.rowid = e.id WHERE e.session_no = ?`,
     );
-    this.insertCold = db.prepare(
+    this.insertCold = db.prepareOnUse(
       `INSERT INTO cold_sessions (session_no, archive_path, sha256, bytes, events, first_seq,
          last_seq, last_event_id, last_event_type, last_created_at, moved_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.deleteEvents = db.prepare("DELETE FROM transcript_events WHERE session_no = ?");
-    this.markIndexStale = db.prepare(
+    this.deleteEvents = db.prepareOnUse("DELETE FROM transcript_events WHERE session_no = ?");
+    this.markIndexStale = db.prepareOnUse(
       "INSERT INTO transcript_fts_stale (id) SELECT id FROM transcript_events WHERE session_no = ?",
     );
     // Only ids at or below the largest one left may stay stale (agent/0015_cold_unindex_later.sql).
     const aboveTop = "id > (SELECT coalesce(max(id), 0) FROM transcript_events)";
-    this.dropStaleAboveTop = db.prepare(
+    this.dropStaleAboveTop = db.prepareOnUse(
       `DELETE FROM transcript_fts WHERE rowid IN (SELECT id FROM transcript_fts_stale WHERE ${aboveTop})`,
     );
-    this.forgetStaleAboveTop = db.prepare(`DELETE FROM transcript_fts_stale WHERE ${aboveTop}`);
-    this.dropStale = db.prepare(
+    this.forgetStaleAboveTop = db.prepareOnUse(
+      `DELETE FROM transcript_fts_stale WHERE ${aboveTop}`,
+    );
+    this.dropStale = db.prepareOnUse(
       `DELETE FROM transcript_fts WHERE rowid IN
          (SELECT id FROM transcript_fts_stale ORDER BY id LIMIT ?)`,
     );
-    this.forgetStale = db.prepare(
+    this.forgetStale = db.prepareOnUse(
       "DELETE FROM transcript_fts_stale WHERE id IN (SELECT id FROM transcript_fts_stale ORDER BY id LIMIT ?)",
     );
     // What the delete trigger does per event, once: no mark above the largest id left.
-    this.lowerMark = db.prepare(
+    this.lowerMark = db.prepareOnUse(
       `UPDATE search_index_state SET indexed_through = (SELECT coalesce(max(id), 0) FROM transcript_events)
        WHERE name = 'transcript'
          AND indexed_through > (SELECT coalesce(max(id), 0) FROM transcript_events)`,
     );
-    this.deleteOrphanBlob = db.prepare(
+    this.deleteOrphanBlob = db.prepareOnUse(
       `DELETE FROM transcript_blobs WHERE sha256 = ?
          AND NOT EXISTS (SELECT 1 FROM transcript_blob_refs WHERE sha256 = ?)`,
     );
-    this.insertEvent = db.prepare(
+    this.insertEvent = db.prepareOnUse(
       `INSERT INTO transcript_events
          (session_no, seq, event_id, event_type, parent_id, idempotency_key, created_at, event_json)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.insertBlob = db.prepare(
+    this.insertBlob = db.prepareOnUse(
       `INSERT INTO transcript_blobs (sha256, mime_type, size_bytes, data, created_at)
        VALUES (?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING`,
     );
-    this.insertRef = db.prepare(
+    this.insertRef = db.prepareOnUse(
       "INSERT INTO transcript_blob_refs (session_no, seq, sha256) VALUES (?, ?, ?)",
     );
-    this.deleteCold = db.prepare("DELETE FROM cold_sessions WHERE session_no = ?");
+    this.deleteCold = db.prepareOnUse("DELETE FROM cold_sessions WHERE session_no = ?");
   }
 
   /** The session's event rows, each with its blob references, and the blobs; undefined without a session. */

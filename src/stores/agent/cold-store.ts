@@ -91,11 +91,11 @@ export class ColdStore {
     private readonly index: TranscriptIndex,
   ) {
     this.rows = new ColdRows(db);
-    this.selectCold = db.prepare(
+    this.selectCold = db.prepareOnUse(
       `SELECT c.* FROM cold_sessions c JOIN sessions s ON s.session_no = c.session_no
        WHERE s.session_id = ?`,
     );
-    this.selectArchiveUse = db.prepare(
+    this.selectArchiveUse = db.prepareOnUse(
       "SELECT 1 AS found FROM cold_sessions WHERE archive_path = ?",
     );
   }

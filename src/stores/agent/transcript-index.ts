@@ -55,21 +55,21 @@ export class TranscriptIndex {
 
   constructor(private readonly db: Database) {
     this.rollup = new UsageRollup(db);
-    this.selectMark = db.prepare(
+    this.selectMark = db.prepareOnUse(
       "SELECT indexed_through FROM search_index_state WHERE name = 'transcript'",
     );
-    this.selectBacklog = db.prepare(
+    this.selectBacklog = db.prepareOnUse(
       `SELECT (SELECT coalesce(max(id), 0) FROM transcript_events) AS top, indexed_through AS mark
        FROM search_index_state WHERE name = 'transcript'`,
     );
-    this.selectPending = db.prepare(
+    this.selectPending = db.prepareOnUse(
       "SELECT id, event_json FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
     );
-    this.selectPendingIds = db.prepare(
+    this.selectPendingIds = db.prepareOnUse(
       "SELECT id FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
     );
-    this.insertText = db.prepare("INSERT INTO transcript_fts (rowid, text) VALUES (?, ?)");
-    this.updateMark = db.prepare(
+    this.insertText = db.prepareOnUse("INSERT INTO transcript_fts (rowid, text) VALUES (?, ?)");
+    this.updateMark = db.prepareOnUse(
       "UPDATE search_index_state SET indexed_through = ? WHERE name = 'transcript'",
     );
   }

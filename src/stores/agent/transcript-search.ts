@@ -88,7 +88,7 @@ export class TranscriptSearch {
     // The best `limit` index rows first, by FTS5's own rank ordering; only those are joined to
     // their events. Joining first read the JSON of every matching event before the sort. Rows a
     // move left behind have no event (agent/0015_cold_unindex_later.sql): kept out of the limit.
-    this.all = db.prepare(
+    this.all = db.prepareOnUse(
       `SELECT s.session_id, e.seq, e.event_json, f.score FROM
          (SELECT rowid, rank AS score FROM transcript_fts WHERE transcript_fts MATCH ?
             AND rowid NOT IN (SELECT id FROM transcript_fts_stale)
@@ -97,7 +97,7 @@ export class TranscriptSearch {
        JOIN sessions s ON s.session_no = e.session_no
        ORDER BY f.score`,
     );
-    this.inSession = db.prepare(
+    this.inSession = db.prepareOnUse(
       `SELECT s.session_id, e.seq, e.event_json, bm25(transcript_fts) AS score
        FROM transcript_fts
        JOIN transcript_events e ON e.id = transcript_fts.rowid
@@ -107,9 +107,9 @@ export class TranscriptSearch {
     const pending = `SELECT e.id, s.session_id, e.seq
       FROM transcript_events e JOIN sessions s ON s.session_no = e.session_no
       WHERE e.id > ?`;
-    this.pendingAll = db.prepare(pending);
-    this.pendingInSession = db.prepare(`${pending} AND s.session_id = ?`);
-    this.selectJson = db.prepare("SELECT event_json FROM transcript_events WHERE id = ?");
+    this.pendingAll = db.prepareOnUse(pending);
+    this.pendingInSession = db.prepareOnUse(`${pending} AND s.session_id = ?`);
+    this.selectJson = db.prepareOnUse("SELECT event_json FROM transcript_events WHERE id = ?");
     // cold_fts rowids are session_no * 2^32 + seq (agent/0013_cold_sessions.sql).
     const coldHits = (where: string) =>
       `SELECT s.session_id, c.seq, e.event_json, c.score FROM
@@ -118,8 +118,8 @@ export class TranscriptSearch {
        JOIN sessions s ON s.session_no = c.session_no
        LEFT JOIN transcript_events e ON e.session_no = c.session_no AND e.seq = c.seq
        ORDER BY c.score`;
-    this.coldAll = db.prepare(coldHits("cold_fts MATCH ?"));
-    this.coldInSession = db.prepare(
+    this.coldAll = db.prepareOnUse(coldHits("cold_fts MATCH ?"));
+    this.coldInSession = db.prepareOnUse(
       coldHits(`cold_fts MATCH ? AND rowid BETWEEN
         (SELECT session_no * 4294967296 FROM sessions WHERE session_id = ?)
         AND (SELECT session_no * 4294967296 + 4294967295 FROM sessions WHERE session_id = ?)`),

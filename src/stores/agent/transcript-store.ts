@@ -181,66 +181,66 @@ export class TranscriptStore {
     readonly agentId: string,
   ) {
     this.index = new TranscriptIndex(db);
-    this.selectHead = db.prepare(
+    this.selectHead = db.prepareOnUse(
       `SELECT s.session_no, s.leaf_override_id, s.leaf_override_seq, t.seq, t.event_id, t.event_type
        FROM sessions s LEFT JOIN transcript_events t ON t.session_no = s.session_no
          AND t.seq = (SELECT max(seq) FROM transcript_events WHERE session_no = s.session_no)
        WHERE s.session_id = ?`,
     );
     // The number is given here, not by the table's trigger, so the row is written once.
-    this.insertSession = db.prepare(
+    this.insertSession = db.prepareOnUse(
       `INSERT INTO sessions (session_id, session_key, created_at, updated_at, session_no)
        VALUES (?, ?, ?, ?, (SELECT coalesce(max(session_no), 0) + 1 FROM sessions))
        RETURNING session_no`,
     );
-    this.insertEvent = db.prepare(
+    this.insertEvent = db.prepareOnUse(
       `INSERT INTO transcript_events
          (session_no, seq, event_id, event_type, parent_id, idempotency_key, created_at, event_json)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.insertBlob = db.prepare(
+    this.insertBlob = db.prepareOnUse(
       `INSERT INTO transcript_blobs (sha256, mime_type, size_bytes, data, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (sha256) DO NOTHING`,
     );
-    this.insertBlobRef = db.prepare(
+    this.insertBlobRef = db.prepareOnUse(
       "INSERT OR IGNORE INTO transcript_blob_refs (session_no, seq, sha256) VALUES (?, ?, ?)",
     );
-    this.selectBlob = db.prepare("SELECT data FROM transcript_blobs WHERE sha256 = ?");
-    this.selectScopes = db.prepare(
+    this.selectBlob = db.prepareOnUse("SELECT data FROM transcript_blobs WHERE sha256 = ?");
+    this.selectScopes = db.prepareOnUse(
       `${SESSION_WITH_TAIL} ORDER BY active_at DESC, s.session_id LIMIT ?`,
     );
-    this.selectIds = db.prepare("SELECT session_id FROM sessions");
-    this.deleteOrphanBlobs = db.prepare(
+    this.selectIds = db.prepareOnUse("SELECT session_id FROM sessions");
+    this.deleteOrphanBlobs = db.prepareOnUse(
       `DELETE FROM transcript_blobs WHERE NOT EXISTS
          (SELECT 1 FROM transcript_blob_refs r WHERE r.sha256 = transcript_blobs.sha256)`,
     );
     const inSession = "session_no = (SELECT session_no FROM sessions WHERE session_id = ?)";
-    this.selectByKey = db.prepare(
+    this.selectByKey = db.prepareOnUse(
       "SELECT * FROM transcript_events WHERE session_no = ? AND idempotency_key = ?",
     );
-    this.selectById = db.prepare(
+    this.selectById = db.prepareOnUse(
       `SELECT * FROM transcript_events WHERE ${inSession} AND event_id = ?`,
     );
-    this.selectByIds = db.prepare(
+    this.selectByIds = db.prepareOnUse(
       `SELECT * FROM transcript_events
        WHERE session_no = ? AND event_id IN (SELECT value FROM json_each(?))`,
     );
     // Answered from the (session_no, event_id) index alone, without reading the row.
-    this.selectKnownId = db.prepare(
+    this.selectKnownId = db.prepareOnUse(
       "SELECT 1 AS found FROM transcript_events WHERE session_no = ? AND event_id = ?",
     );
-    this.selectRange = db.prepare(
+    this.selectRange = db.prepareOnUse(
       `SELECT * FROM transcript_events WHERE ${inSession} AND seq > ? ORDER BY seq LIMIT ?`,
     );
     // A seq range first: the events after a known tail are few, whatever the session's size.
-    this.selectKeyedRange = db.prepare(
+    this.selectKeyedRange = db.prepareOnUse(
       `SELECT * FROM transcript_events WHERE ${inSession} AND seq > ?
          AND substr(idempotency_key, 1, length(?)) = ? ORDER BY seq`,
     );
-    this.selectTail = db.prepare(
+    this.selectTail = db.prepareOnUse(
       `SELECT * FROM transcript_events WHERE ${inSession} ORDER BY seq DESC LIMIT ?`,
     );
-    this.selectPage = db.prepare(
+    this.selectPage = db.prepareOnUse(
       `SELECT * FROM transcript_events WHERE ${inSession} AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
     );
   }

@@ -67,20 +67,20 @@ export class UsageRollup {
   private heldSince = 0;
 
   constructor(private readonly db: Database) {
-    this.selectMark = db.prepare(
+    this.selectMark = db.prepareOnUse(
       "SELECT rolled_through FROM usage_rollup_state WHERE name = 'daily'",
     );
-    this.selectBacklog = db.prepare(
+    this.selectBacklog = db.prepareOnUse(
       `SELECT (SELECT coalesce(max(id), 0) FROM transcript_events) AS top, rolled_through AS mark
        FROM usage_rollup_state WHERE name = 'daily'`,
     );
     // Key columns only: they come before event_json, so no overflow page is read.
-    this.selectNext = db.prepare(
+    this.selectNext = db.prepareOnUse(
       "SELECT id, event_id, created_at FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
     );
-    this.fold = db.prepare(FOLD);
-    this.addRow = db.prepare(ADD_ROW);
-    this.updateMark = db.prepare(
+    this.fold = db.prepareOnUse(FOLD);
+    this.addRow = db.prepareOnUse(ADD_ROW);
+    this.updateMark = db.prepareOnUse(
       "UPDATE usage_rollup_state SET rolled_through = ? WHERE name = 'daily'",
     );
   }
