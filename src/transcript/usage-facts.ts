@@ -71,3 +71,18 @@ const NOTHING = {
   cost: 0,
   pricedMessages: 0,
 } as const;
+
+/** The counts of `UsageFacts`, summed. */
+export type UsageCounts = Omit<UsageFacts, "dayStartAt" | "provider" | "model">;
+
+/** Adds one event's facts to a running sum, counting the event. */
+export function addUsageFacts(sum: UsageCounts & { events: number }, facts: UsageCounts): void {
+  sum.events += 1;
+  sum.messages += facts.messages;
+  sum.inputTokens += facts.inputTokens;
+  sum.outputTokens += facts.outputTokens;
+  sum.cacheReadTokens += facts.cacheReadTokens;
+  sum.cacheWriteTokens += facts.cacheWriteTokens;
+  sum.cost += facts.cost;
+  sum.pricedMessages += facts.pricedMessages;
+}

@@ -2,8 +2,9 @@ import type { SessionUsageReport } from "../../api/usage-api.js";
 import { isStateError, StateError } from "../../db/errors.js";
 import type { AgentState, StateHome } from "../../home.js";
 import { agentOf } from "../common.js";
-import { printJson, renderTable } from "../output.js";
+import { printJson } from "../output.js";
 import { sanitize } from "../render/style.js";
+import { modelName, renderUsageTable } from "./usage-table.js";
 
 /**
  * The session `given` names: a session id, else a session key's current session. An id is tried
@@ -34,27 +35,12 @@ export function sessionUsage(
   return home.usage.session(agent.agentId, sessionIdOf(agent, given));
 }
 
-function modelName(provider: string, model: string): string {
-  const name = [provider, model].filter((part) => part !== "").join("/");
-  return name === "" ? "(no model)" : sanitize(name);
-}
-
 function render(report: SessionUsageReport): string {
   const rows = [
     ...report.models.map((m) => ({ key: modelName(m.provider, m.model), g: m })),
     { key: "TOTAL", g: report.totals },
   ];
-  return renderTable(rows, [
-    { header: "MODEL", value: (r) => r.key, max: 48 },
-    { header: "EVENTS", value: (r) => r.g.events, align: "right" },
-    { header: "MESSAGES", value: (r) => r.g.messages, align: "right" },
-    { header: "INPUT", value: (r) => r.g.inputTokens, align: "right" },
-    { header: "OUTPUT", value: (r) => r.g.outputTokens, align: "right" },
-    { header: "CACHE READ", value: (r) => r.g.cacheReadTokens, align: "right" },
-    { header: "CACHE WRITE", value: (r) => r.g.cacheWriteTokens, align: "right" },
-    { header: "TOTAL TOKENS", value: (r) => r.g.totalTokens, align: "right" },
-    { header: "COST", value: (r) => r.g.cost.toFixed(4), align: "right" },
-  ]);
+  return renderUsageTable("MODEL", rows, { totalTokens: true });
 }
 
 /** Prints the report: a heading naming the session, the table, and what the cost leaves out. */

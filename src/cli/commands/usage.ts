@@ -15,9 +15,10 @@ import {
   type JsonOption,
   withReadHome,
 } from "../common.js";
-import { printJson, renderTable } from "../output.js";
+import { printJson } from "../output.js";
 import { sanitize } from "../render/style.js";
 import { printSessionUsage, sessionUsage } from "./usage-session.js";
+import { modelName, renderUsageTable } from "./usage-table.js";
 
 interface UsageOptions extends HomeOptions, JsonOption {
   agent?: string;
@@ -45,26 +46,15 @@ const KEY_HEADERS: Record<UsageGrouping, string> = { day: "DAY", model: "MODEL",
 function keyOf(by: UsageGrouping, group: UsageGroup): string {
   if (by === "day") return group.day ?? "";
   if (by === "agent") return sanitize(group.agentId ?? "");
-  const name = [group.provider, group.model].filter((part) => part !== "").join("/");
-  return name === "" ? "(no model)" : sanitize(name);
+  return modelName(group.provider, group.model);
 }
 
 function render(report: UsageReport): string {
-  const total = { ...report.totals, day: null, agentId: null, provider: null, model: null };
   const rows = [
     ...report.groups.map((g) => ({ key: keyOf(report.by, g), g })),
-    { key: "TOTAL", g: total },
+    { key: "TOTAL", g: report.totals },
   ];
-  return renderTable(rows, [
-    { header: KEY_HEADERS[report.by], value: (r) => r.key, max: 48 },
-    { header: "EVENTS", value: (r) => r.g.events, align: "right" },
-    { header: "MESSAGES", value: (r) => r.g.messages, align: "right" },
-    { header: "INPUT", value: (r) => r.g.inputTokens, align: "right" },
-    { header: "OUTPUT", value: (r) => r.g.outputTokens, align: "right" },
-    { header: "CACHE READ", value: (r) => r.g.cacheReadTokens, align: "right" },
-    { header: "CACHE WRITE", value: (r) => r.g.cacheWriteTokens, align: "right" },
-    { header: "COST", value: (r) => r.g.cost.toFixed(4), align: "right" },
-  ]);
+  return renderUsageTable(KEY_HEADERS[report.by], rows);
 }
 
 /** Says what the cost column leaves out, when it leaves anything out. */

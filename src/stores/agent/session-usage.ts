@@ -1,7 +1,7 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
-import { usageFactsOf } from "../../transcript/usage-facts.js";
+import { addUsageFacts, usageFactsOf } from "../../transcript/usage-facts.js";
 import type { ColdStore } from "./cold-store.js";
 
 /** One provider and model's usage within a session ('' for events naming none). */
@@ -181,14 +181,7 @@ function addEvent(
     sums.set(key, { ...facts, events: 1 });
     return;
   }
-  sum.events += 1;
-  sum.messages += facts.messages;
-  sum.inputTokens += facts.inputTokens;
-  sum.outputTokens += facts.outputTokens;
-  sum.cacheReadTokens += facts.cacheReadTokens;
-  sum.cacheWriteTokens += facts.cacheWriteTokens;
-  sum.cost += facts.cost;
-  sum.pricedMessages += facts.pricedMessages;
+  addUsageFacts(sum, facts);
 }
 
 /** The SQL's order: provider, then model. */

@@ -1,7 +1,7 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
-import { type UsageFacts, usageFactsOf } from "../../transcript/usage-facts.js";
+import { addUsageFacts, type UsageFacts, usageFactsOf } from "../../transcript/usage-facts.js";
 
 /** The usage columns summed per day, provider and model (see agent/0012_usage_rollups.sql). */
 export const USAGE_SUMS = [
@@ -148,14 +148,7 @@ export class UsageRollup {
         rows.set(key, { ...f, events: 1 });
         continue;
       }
-      row.events += 1;
-      row.messages += f.messages;
-      row.inputTokens += f.inputTokens;
-      row.outputTokens += f.outputTokens;
-      row.cacheReadTokens += f.cacheReadTokens;
-      row.cacheWriteTokens += f.cacheWriteTokens;
-      row.cost += f.cost;
-      row.pricedMessages += f.pricedMessages;
+      addUsageFacts(row, f);
     }
     for (const r of rows.values()) {
       this.addRow.run(
