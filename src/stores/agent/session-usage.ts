@@ -1,22 +1,13 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
-import { addUsageFacts, usageFactsOf } from "../../transcript/usage-facts.js";
+import { addUsageFacts, type UsageFacts, usageFactsOf } from "../../transcript/usage-facts.js";
 import type { ColdStore } from "./cold-store.js";
 
 /** One provider and model's usage within a session ('' for events naming none). */
-export interface SessionModelUsage {
-  provider: string;
-  model: string;
+export interface SessionModelUsage extends Omit<UsageFacts, "dayStartAt"> {
   /** Events of every type: assistant messages under their model, the rest under ('', ''). */
   events: number;
-  messages: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  cost: number;
-  pricedMessages: number;
 }
 
 export interface SessionUsage {
