@@ -6,7 +6,7 @@ export interface AgentLeaseRow {
   agent_id: string;
   owner_host: string | null;
   epoch: number;
-  expires_at: number;
+  lease_expires_at: number;
   acquired_at: number;
   updated_at: number;
 }
@@ -15,7 +15,7 @@ export const AGENT_LEASE_COLUMNS = columnsOf<AgentLeaseRow>()(
   "agent_id",
   "owner_host",
   "epoch",
-  "expires_at",
+  "lease_expires_at",
   "acquired_at",
   "updated_at",
 );
@@ -41,7 +41,7 @@ export function leaseFromRow(row: AgentLeaseRow): AgentLease {
     agentId: row.agent_id,
     host: row.owner_host as string,
     epoch: row.epoch,
-    expiresAt: row.expires_at,
+    expiresAt: row.lease_expires_at,
   };
 }
 
@@ -53,26 +53,26 @@ export function leaseFromRow(row: AgentLeaseRow): AgentLease {
  * live lease is a renewal.
  */
 export const LEASE_SQL = {
-  acquire: `INSERT INTO agent_leases (agent_id, owner_host, epoch, expires_at, acquired_at, updated_at)
+  acquire: `INSERT INTO agent_leases (agent_id, owner_host, epoch, lease_expires_at, acquired_at, updated_at)
     VALUES (@agentId, @host, 1, @expiresAt, @now, @now)
     ON CONFLICT (agent_id) DO UPDATE SET
       epoch = CASE WHEN agent_leases.owner_host = excluded.owner_host
-          AND agent_leases.expires_at > excluded.acquired_at
+          AND agent_leases.lease_expires_at > excluded.acquired_at
         THEN agent_leases.epoch ELSE agent_leases.epoch + 1 END,
       acquired_at = CASE WHEN agent_leases.owner_host = excluded.owner_host
-          AND agent_leases.expires_at > excluded.acquired_at
+          AND agent_leases.lease_expires_at > excluded.acquired_at
         THEN agent_leases.acquired_at ELSE excluded.acquired_at END,
       owner_host = excluded.owner_host,
-      expires_at = excluded.expires_at,
+      lease_expires_at = excluded.lease_expires_at,
       updated_at = excluded.updated_at
-    WHERE agent_leases.owner_host IS NULL OR agent_leases.expires_at <= excluded.acquired_at
+    WHERE agent_leases.owner_host IS NULL OR agent_leases.lease_expires_at <= excluded.acquired_at
       OR agent_leases.owner_host = excluded.owner_host
     RETURNING *`,
   // Every lease the host still holds, lapsed or not: a lapsed one nobody took kept its epoch, so
   // nothing was written for the agent by anyone else meanwhile.
-  renew: `UPDATE agent_leases SET expires_at = @expiresAt, updated_at = @now
+  renew: `UPDATE agent_leases SET lease_expires_at = @expiresAt, updated_at = @now
     WHERE owner_host = @host RETURNING *`,
-  release: `UPDATE agent_leases SET owner_host = NULL, expires_at = @now, updated_at = @now
+  release: `UPDATE agent_leases SET owner_host = NULL, lease_expires_at = @now, updated_at = @now
     WHERE agent_id = @agentId AND owner_host = @host AND epoch = @epoch RETURNING *`,
   select: "SELECT * FROM agent_leases WHERE agent_id = @agentId",
 } as const;
@@ -91,7 +91,7 @@ export function checkEpoch(epoch: unknown): number {
 
 /** The row as it is now, if its holder is live at `now`. */
 export function liveLease(row: AgentLeaseRow | undefined, now: number): AgentLease | undefined {
-  return row && row.owner_host !== null && row.expires_at > now ? leaseFromRow(row) : undefined;
+  return row && row.owner_host !== null && row.lease_expires_at > now ? leaseFromRow(row) : undefined;
 }
 
 /** Why `acquire` won nothing: another host holds a live lease. */
@@ -99,14 +99,14 @@ export function notOwnerError(agentId: string, host: string, row: AgentLeaseRow 
   const owner = row?.owner_host ?? null;
   return new StateError(
     "E_NOT_OWNER",
-    `agent ${agentId} is held by ${owner ?? "another host"} until ${new Date(row?.expires_at ?? 0).toISOString()}, not by ${host}`,
+    `agent ${agentId} is held by ${owner ?? "another host"} until ${new Date(row?.lease_expires_at ?? 0).toISOString()}, not by ${host}`,
     {
       details: {
         agentId,
         host,
         owner,
         epoch: row?.epoch ?? null,
-        expiresAt: row?.expires_at ?? null,
+        expiresAt: row?.lease_expires_at ?? null,
       },
     },
   );

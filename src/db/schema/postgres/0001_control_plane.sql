@@ -45,7 +45,7 @@ CREATE TABLE agent_leases (
   agent_id TEXT PRIMARY KEY,
   owner_host TEXT,
   epoch BIGINT NOT NULL,
-  expires_at BIGINT NOT NULL,
+  lease_expires_at BIGINT NOT NULL,
   acquired_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
 );
