@@ -83,13 +83,25 @@ class Channel {
   }
 }
 
-/** Until every message got a 202 and a reply reached the platform for each; false on timeout. */
-async function drain(channel: Channel, platform: FakePlatform, port: number): Promise<boolean> {
+/**
+ * Until every message got a 202, a reply reached the platform for each, and the gateway recorded
+ * every reply as sent (a send a killed gateway began reaches the platform before its receipt is
+ * settled: the next gateway settles it once its lease lapses); false on timeout.
+ */
+async function drain(
+  channel: Channel,
+  platform: FakePlatform,
+  port: number,
+  home: string,
+): Promise<boolean> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     await channel.deliver(port, channel.unacked());
     const answered = new Set(platform.sends.map((send) => send.inReplyTo));
-    if (channel.messages.every((m) => channel.acked.has(m.messageId) && answered.has(m.messageId)))
+    const delivered = channel.messages.every(
+      (m) => channel.acked.has(m.messageId) && answered.has(m.messageId),
+    );
+    if (delivered && readGatewayRows(home).deliveries.every((d) => d.status === "sent"))
       return true;
     await sleep(100);
   }
@@ -203,7 +215,7 @@ describe("the gateway example under kill -9", () => {
         const gateway = new GatewayProcess(home, platformUrl, LEASE_MS);
         const port = await gateway.port;
         expect(port, "the gateway starts after the last kill").toBeDefined();
-        const answered = await drain(channel, platform, port as number);
+        const answered = await drain(channel, platform, port as number, home);
         await gateway.stop();
         lines.push(...gateway.lines);
         expect(answered, "every message answered within 30 s").toBe(true);
