@@ -38,7 +38,8 @@ export interface OpenStateHomeOptions {
   maxOpenAgents?: number;
   /**
    * How long completed inputs and settled delivery receipts are kept (by age and count); applied
-   * by `sweepExpired` and `agentstate gc`. Default: 30 days, at most 1,000 completed inputs per
+   * by `sweepExpired` and `agentstate gc`. Default: the `retention` section of the home's
+   * `agentstate.json` (docs/maintenance.md), over 30 days, at most 1,000 completed inputs per
    * session key and 100,000 receipts per queue.
    */
   retention?: RetentionOptions;

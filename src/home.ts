@@ -31,6 +31,7 @@ import {
   type OpenStateHomeOptions,
 } from "./home-options.js";
 import { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH, resolveHomePath } from "./home-paths.js";
+import { loadRetention } from "./maintenance/policy.js";
 import type {
   AgentOpenOptions,
   AgentPin,
@@ -43,7 +44,6 @@ import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
 import { GlobalStores } from "./stores/global/global-stores.js";
 import {
   checkRetention,
-  DEFAULT_RETENTION,
   pruneInputs,
   pruneReceipts,
   type RetentionPolicy,
@@ -92,18 +92,18 @@ export class StateHome extends GlobalStores implements AgentSource {
   private readonly upsertAgentDatabase: SqlStatement;
   private readonly selectAgents: SqlStatement<AgentRegistryRow & AgentDatabaseRow>;
   private readonly openOptions: HomeDatabaseOptions;
-  /** How long finished inputs and receipts are kept; see `OpenStateHomeOptions.retention`. */
-  readonly retention: RetentionPolicy;
+  /** The retention given to `openStateHome`, if any: it wins over `agentstate.json`. */
+  private readonly retentionGiven: RetentionPolicy | undefined;
 
   constructor(
     path: string,
     db: Database,
     options: HomeDatabaseOptions = {},
     maxOpenAgents = DEFAULT_MAX_OPEN_AGENTS,
-    retention: RetentionPolicy = DEFAULT_RETENTION,
+    retention?: RetentionPolicy,
   ) {
     super(db);
-    this.retention = retention;
+    this.retentionGiven = retention;
     this.pool = new AgentPool(checkMaxOpenAgents(maxOpenAgents), (agentId) =>
       evictedMessage(agentId, maxOpenAgents),
     );
@@ -270,6 +270,15 @@ export class StateHome extends GlobalStores implements AgentSource {
   }
 
   /**
+   * How long finished inputs and receipts are kept: `OpenStateHomeOptions.retention` when given,
+   * else the `retention` section of the home's `agentstate.json` (read afresh, so an edit applies
+   * to the next sweep), over the defaults. A broken file is `E_INVALID_ARGUMENT` naming the key.
+   */
+  get retention(): RetentionPolicy {
+    return this.retentionGiven ?? checkRetention(loadRetention(this.path));
+  }
+
+  /**
    * Deletes expired rows (TTL) and rows past the retention policy (completed inputs, settled
    * delivery receipts) from the global database and every open agent database. Agents not open
    * now are left to `agentstate gc`, which opens each registered one.
@@ -277,11 +286,12 @@ export class StateHome extends GlobalStores implements AgentSource {
   sweepExpired(now: number = Date.now()): HomeSweepReport {
     const agents: Record<string, SweepReport> = {};
     const inputs: Record<string, number> = {};
+    const retention = this.retention;
     for (const agent of this.pool.values()) {
       agents[agent.agentId] = sweepExpired(agent.db, now);
-      inputs[agent.agentId] = pruneInputs(agent.db, this.retention, now);
+      inputs[agent.agentId] = pruneInputs(agent.db, retention, now);
     }
-    const receipts = pruneReceipts(this.db, this.retention, now);
+    const receipts = pruneReceipts(this.db, retention, now);
     return { global: sweepExpired(this.db, now), agents, retention: { receipts, inputs } };
   }
 
@@ -300,7 +310,7 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
   rejectUnknownOptions(options, HOME_OPTION_KEYS, "openStateHome");
   // Checked before anything opens, so a bad value leaves no handle behind.
   const cap = checkMaxOpenAgents(options.maxOpenAgents ?? DEFAULT_MAX_OPEN_AGENTS);
-  const retention = checkRetention(options.retention);
+  const retention = options.retention === undefined ? undefined : checkRetention(options.retention);
   const driver = chooseDriver(options.driver);
   const path = resolveHomePath(options.home);
   const globalPath = join(path, GLOBAL_DB_RELATIVE_PATH);

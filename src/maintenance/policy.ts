@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { StateError } from "../db/errors.js";
+import type { RetentionOptions } from "../stores/retention.js";
 
 /** The home's configuration file: written by the operator, never by agentstate. */
 export const CONFIG_FILE = "agentstate.json";
@@ -69,9 +70,18 @@ const rules = {
   highWaterBytes: count,
 };
 const agentRules = z.strictObject(rules);
+const wholeDays = z.number().int().nonnegative().optional();
 const configSchema = z.strictObject({
   maintenance: z
     .strictObject({ ...rules, agents: z.record(z.string(), agentRules).optional() })
+    .optional(),
+  retention: z
+    .strictObject({
+      inputsMaxAgeDays: wholeDays,
+      inputsPerSession: count,
+      receiptsMaxAgeDays: wholeDays,
+      receiptsPerQueue: count,
+    })
     .optional(),
 });
 
@@ -181,4 +191,25 @@ export function loadPolicy(
 /** The rules one agent runs under. */
 export function rulesFor(policy: MaintenancePolicy, agentId: string): EffectiveRules {
   return policy.agents[agentId] ?? policy.home;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The retention of completed inputs and settled delivery receipts that `agentstate.json` sets
+ * (its `retention` section, days turned into ms), for `checkRetention` over the defaults; empty
+ * when the file or the section is absent.
+ */
+export function loadRetention(homePath: string): RetentionOptions {
+  const file = join(homePath, CONFIG_FILE);
+  if (!existsSync(file)) return {};
+  const given = readConfig(file).retention ?? {};
+  const out: RetentionOptions = {};
+  if (given.inputsMaxAgeDays !== undefined) out.inputsMaxAgeMs = given.inputsMaxAgeDays * DAY_MS;
+  if (given.receiptsMaxAgeDays !== undefined) {
+    out.receiptsMaxAgeMs = given.receiptsMaxAgeDays * DAY_MS;
+  }
+  if (typeof given.inputsPerSession === "number") out.inputsPerSession = given.inputsPerSession;
+  if (typeof given.receiptsPerQueue === "number") out.receiptsPerQueue = given.receiptsPerQueue;
+  return out;
 }

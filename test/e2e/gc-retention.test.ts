@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openStateHome } from "../../src/home.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
@@ -88,6 +90,24 @@ describe("agentstate gc: retention", () => {
       inputs: ["k3", "j1", "waiting"],
       receipts: ["p1", "s2", "s3"],
     });
+  });
+
+  it("takes the home's retention from agentstate.json, and a flag wins over it for one run", () => {
+    const home = seededHome();
+    const config = { retention: { inputsMaxAgeDays: 60, inputsPerSession: 1, receiptsPerQueue: 1 } };
+    writeFileSync(join(home, "agentstate.json"), JSON.stringify(config));
+    const result = cli(["gc", "--home", home, "--keep-receipts", "2", "--json"]);
+    expect(result.status, result.stderr).toBe(0);
+    // Inputs by the file (60 days keeps j1, one per key keeps k3); receipts by the flag (two, and
+    // the file's default age of 30 days takes s1 anyway).
+    expect(remaining(home)).toEqual({
+      inputs: ["k3", "j1", "waiting"],
+      receipts: ["p1", "s2", "s3"],
+    });
+    writeFileSync(join(home, "agentstate.json"), '{"retention": {"inputsPerSession": -1}}');
+    const bad = cli(["gc", "--home", home]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("agentstate.json: retention.inputsPerSession");
   });
 
   it("refuses a retention flag that is not a whole number, with exit code 2", () => {

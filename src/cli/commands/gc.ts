@@ -2,12 +2,8 @@ import type { Command } from "commander";
 import { StateError } from "../../db/errors.js";
 import { parseByteSize } from "../../format-bytes.js";
 import { collectGarbage } from "../../gc/collect-garbage.js";
-import type { MaintenanceOverrides } from "../../maintenance/policy.js";
-import {
-  checkRetention,
-  type RetentionOptions,
-  type RetentionPolicy,
-} from "../../stores/retention.js";
+import { loadRetention, type MaintenanceOverrides } from "../../maintenance/policy.js";
+import { checkRetention, type RetentionOptions } from "../../stores/retention.js";
 import {
   addExamples,
   addHomeOption,
@@ -70,8 +66,8 @@ function overridesOf(options: GcFlags): MaintenanceOverrides {
   return given;
 }
 
-/** The retention policy of the flags given, over the defaults. */
-function retentionOf(options: GcFlags): RetentionPolicy {
+/** The retention the flags give, for this run, over the home's (agentstate.json, then the defaults). */
+function retentionFlags(options: GcFlags): RetentionOptions {
   const given: RetentionOptions = {};
   if (options.keepDays !== undefined) {
     const days = parseInteger("--keep-days", options.keepDays, 0, 100_000);
@@ -84,7 +80,7 @@ function retentionOf(options: GcFlags): RetentionPolicy {
   if (options.keepReceipts !== undefined) {
     given.receiptsPerQueue = parseInteger("--keep-receipts", options.keepReceipts, 0, 1e9);
   }
-  return checkRetention(given);
+  return given;
 }
 
 export function registerGc(program: Command): void {
@@ -139,7 +135,7 @@ export function registerGc(program: Command): void {
   addHomeOption(command);
   addJsonOption(command);
   command.action((options: GcFlags) => {
-    const retention = retentionOf(options);
+    const flags = retentionFlags(options);
     const overrides = overridesOf(options);
     if (options.plan) {
       const plan = withHome(options, false, (home) => home.maintenance.plan({ overrides }));
@@ -150,7 +146,7 @@ export function registerGc(program: Command): void {
     const onProgress = (line: string) => process.stderr.write(`${line}\n`);
     const report = withHome(options, false, (home) =>
       collectGarbage(home, Date.now(), {
-        retention,
+        retention: checkRetention({ ...loadRetention(home.path), ...flags }),
         vacuum: options.vacuum === true,
         onProgress,
         maintenance: { overrides },
