@@ -1,4 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -67,7 +76,49 @@ function fileAndWal(path: string): number {
   return total;
 }
 
+/** Every regular file's size under `dir`: the oracle for the disk figures. */
+function walkBytes(path: string): number {
+  if (!existsSync(path)) return 0;
+  return readdirSync(path, { withFileTypes: true }).reduce((sum, entry) => {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) return sum + walkBytes(child);
+    return entry.isFile() ? sum + lstatSync(child).size : sum;
+  }, 0);
+}
+
 describe("GET /api/overview", () => {
+  it("gives every byte of the home and each agent's hot and cold bytes against the budget", async () => {
+    const config = join(dir, "agentstate.json");
+    writeFileSync(config, JSON.stringify({ maintenance: { maxDiskBytes: 10_000 } }));
+    try {
+      const { body } = await get("/api/overview");
+      const homeBytes = walkBytes(dir);
+      expect(body.disk.homeBytes).toBe(homeBytes);
+      expect(body.disk.budget).toEqual({
+        maxDiskBytes: 10_000,
+        highWaterBytes: 8_000,
+        overBytes: homeBytes - 10_000,
+      });
+      expect(body.disk.agents.map((a: { agentId: string }) => a.agentId)).toEqual([
+        "main",
+        "research",
+      ]);
+      for (const agent of body.disk.agents) {
+        const db = agentPath(agent.agentId);
+        const shm = existsSync(`${db}-shm`) ? statSync(`${db}-shm`).size : 0;
+        expect(agent).toEqual({
+          agentId: agent.agentId,
+          hotBytes: fileAndWal(db) + shm,
+          coldBytes: walkBytes(join(db, "..", "cold")),
+          totalBytes: walkBytes(join(dir, "agents", agent.agentId)),
+          budget: null,
+        });
+      }
+    } finally {
+      rmSync(config);
+    }
+  });
+
   it("gives each agent's activity, counts, size, schema and last backup as SQL sees them", async () => {
     const { status, body } = await get("/api/overview");
     expect(status).toBe(200);

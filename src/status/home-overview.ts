@@ -4,6 +4,7 @@ import type { Database } from "../db/database.js";
 import { latestSchemaVersion } from "../db/schema.js";
 import type { AgentRecord, StateHome } from "../home.js";
 import type { BackupRun } from "../stores/global/backup-run-store.js";
+import { describeStorage, type HomeStorage } from "./storage-budget.js";
 
 /** The last succeeded backup that holds a database, with the integrity check of its snapshot. */
 export interface BackupOfDatabase {
@@ -43,6 +44,8 @@ export interface HomeOverview {
   lastBackup: { runId: string; at: number; status: string } | null;
   migration: MigrationOverview;
   totals: { agents: number; sessions: number; events: number; bytes: number };
+  /** Every byte of the home, hot and cold bytes per agent, each against its budget. */
+  disk: HomeStorage;
 }
 
 /** How many recent backup runs are searched for the one that holds a given database. */
@@ -166,5 +169,6 @@ export function homeOverview(home: StateHome): HomeOverview {
       events: sum((a) => a.events),
       bytes: globalBytes + sum((a) => a.bytes),
     },
+    disk: describeStorage(home),
   };
 }

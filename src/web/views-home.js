@@ -96,6 +96,39 @@ function agentsTable(agents) {
   );
 }
 
+/** "12 MB of 2.0 GB budget, 1 MB over", or the bytes alone without a budget. */
+function ofBudget(bytes, budget) {
+  if (!budget) return formatBytes(bytes);
+  const over = budget.overBytes > 0 ? `, ${formatBytes(budget.overBytes)} over` : "";
+  return `${formatBytes(bytes)} of ${formatBytes(budget.maxDiskBytes)} budget${over}`;
+}
+
+function diskSection(disk) {
+  const note = disk.budget
+    ? `Every file of the home counts: ${ofBudget(disk.homeBytes, disk.budget)}; gc works down to ${formatBytes(disk.budget.highWaterBytes)}.`
+    : `Every file of the home: ${formatBytes(disk.homeBytes)}. No budget set (agentstate.json maintenance.maxDiskBytes).`;
+  return h(
+    "section",
+    { id: "disk" },
+    h("h2", {}, "Disk"),
+    h("p", { class: disk.budget?.overBytes > 0 ? "bad" : "muted", id: "disk-home" }, note),
+    disk.policyError ? h("p", { class: "error" }, `Budget unknown: ${disk.policyError}`) : null,
+    table(
+      [
+        { title: "Agent", cell: (a) => a.agentId },
+        { title: "Hot", class: "num", cell: (a) => formatBytes(a.hotBytes) },
+        { title: "Cold", class: "num", cell: (a) => formatBytes(a.coldBytes) },
+        { title: "Total", class: "num", cell: (a) => ofBudget(a.totalBytes, a.budget) },
+      ],
+      disk.agents,
+      {
+        id: "disk-table",
+        caption: "Hot bytes (database, -wal, -shm) and cold bytes (archives) per agent",
+      },
+    ),
+  );
+}
+
 function homeSummary({ totals, lastBackup, migration }) {
   const run = migration.lastRun;
   const sources = Object.entries(migration.sources)
@@ -135,6 +168,7 @@ export async function agentsView({ root, isCurrent }) {
     homeSummary(overview),
     h("h2", {}, "Agents"),
     agentsTable(overview.agents),
+    diskSection(overview.disk),
     chartsSlot,
     statusSlot,
   );

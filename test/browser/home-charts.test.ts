@@ -202,6 +202,11 @@ describe("the home overview", () => {
       counts.reduce((s, c) => s + c.sessions, 0),
     );
     expect(digits((await total("events")) ?? "")).toBe(counts.reduce((s, c) => s + c.events, 0));
+    // Disk use: a row per agent, hot and cold; the home's line says what the budget counts.
+    const disk = await cells("disk-table");
+    expect(disk.map((r) => r[0])).toEqual(AGENTS);
+    expect(disk.map((r) => r[2])).toEqual(["0 B", "0 B"]); // no cold session in this home
+    expect(await page.locator("#disk-home").textContent()).toMatch(/^Every file of the home: /);
   });
 
   it("draws every chart, with tables whose numbers equal SQL over the files", async ({
