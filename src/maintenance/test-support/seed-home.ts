@@ -50,6 +50,13 @@ export function ageSession(agent: AgentState, sessionId: string, at: number): vo
        WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = @id)`,
     )
     .run({ at, id: sessionId });
+  // A cold session's last activity is its cold row's last event: the archive's, not a hot row's.
+  agent.db
+    .prepare(
+      `UPDATE cold_sessions SET last_created_at = @at
+       WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = @id)`,
+    )
+    .run({ at, id: sessionId });
   const key = agent.db
     .prepare<{ session_key: string | null }>(
       "SELECT session_key FROM sessions WHERE session_id = ?",
