@@ -94,7 +94,9 @@ describe("agentstate gc: retention", () => {
 
   it("takes the home's retention from agentstate.json, and a flag wins over it for one run", () => {
     const home = seededHome();
-    const config = { retention: { inputsMaxAgeDays: 60, inputsPerSession: 1, receiptsPerQueue: 1 } };
+    const config = {
+      retention: { inputsMaxAgeDays: 60, inputsPerSession: 1, receiptsPerQueue: 1 },
+    };
     writeFileSync(join(home, "agentstate.json"), JSON.stringify(config));
     const result = cli(["gc", "--home", home, "--keep-receipts", "2", "--json"]);
     expect(result.status, result.stderr).toBe(0);

@@ -91,7 +91,9 @@ export function checkEpoch(epoch: unknown): number {
 
 /** The row as it is now, if its holder is live at `now`. */
 export function liveLease(row: AgentLeaseRow | undefined, now: number): AgentLease | undefined {
-  return row && row.owner_host !== null && row.lease_expires_at > now ? leaseFromRow(row) : undefined;
+  return row && row.owner_host !== null && row.lease_expires_at > now
+    ? leaseFromRow(row)
+    : undefined;
 }
 
 /** Why `acquire` won nothing: another host holds a live lease. */
