@@ -110,6 +110,14 @@ export class AgentPool<T extends PooledAgent> {
     };
   }
 
+  /** Closes one agent's database, pinned or not; its next use opens it again. */
+  close(agentId: string, reason: string): void {
+    const entry = this.entries.get(agentId);
+    if (entry === undefined) return;
+    this.entries.delete(agentId);
+    entry.agent.db.close(reason);
+  }
+
   /** Closes every agent database, pinned or not (the home is closing). */
   closeAll(): void {
     for (const [agentId, entry] of this.entries) {

@@ -140,7 +140,7 @@ export class StateHome extends GlobalStores implements AgentSource {
    */
   agent(agentId: string, options: AgentOpenOptions = {}): AgentState {
     rejectUnknownOptions(options, AGENT_OPTION_KEYS, "home.agent");
-    return this.pool.use(agentId) ?? this.openAgent(agentId, options);
+    return this.pool.use(agentId) ?? this.openAgentDatabase(agentId, options);
   }
 
   /**
@@ -181,7 +181,7 @@ export class StateHome extends GlobalStores implements AgentSource {
     return this.pool.stats();
   }
 
-  private openAgent(agentId: string, options: AgentOpenOptions): AgentState {
+  private openAgentDatabase(agentId: string, options: AgentOpenOptions): AgentState {
     const relative = agentDbRelativePath(agentId);
     const dbPath = join(this.path, relative);
     // An agent the pool opened before is registered: a reopen reads the registry only when the
@@ -218,6 +218,14 @@ export class StateHome extends GlobalStores implements AgentSource {
     const state = defineAgentStores({ agentId, db }, db, agentId);
     this.pool.add(state);
     return state;
+  }
+
+  /**
+   * Closes the agent's database now, pinned or not (later uses of its state get E_CLOSED with
+   * `reason`), so its file can be replaced; the next `agent()` opens it again.
+   */
+  protected closeAgentDatabase(agentId: string, reason: string): void {
+    this.pool.close(agentId, reason);
   }
 
   /** The agent's registry row; E_NOT_FOUND for an unknown agent this open may not create. */
@@ -308,6 +316,13 @@ export class StateHome extends GlobalStores implements AgentSource {
 
 export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
   rejectUnknownOptions(options, HOME_OPTION_KEYS, "openStateHome");
+  return new StateHome(...stateHomeArgs(options));
+}
+
+/** What `openStateHome` builds a home from, once its options are checked (also for subclasses). */
+export function stateHomeArgs(
+  options: OpenStateHomeOptions,
+): ConstructorParameters<typeof StateHome> {
   // Checked before anything opens, so a bad value leaves no handle behind.
   const cap = checkMaxOpenAgents(options.maxOpenAgents ?? DEFAULT_MAX_OPEN_AGENTS);
   const retention = options.retention === undefined ? undefined : checkRetention(options.retention);
@@ -330,11 +345,11 @@ export function openStateHome(options: OpenStateHomeOptions = {}): StateHome {
     ...(checkpoints ? { checkpoints: resolveCheckpoints(checkpoints) } : {}),
     driver,
   };
-  return new StateHome(
+  return [
     path,
     openDatabase({ path: globalPath, role: "global", ...dbOptions }),
     { ...dbOptions, ...(onUpgradeProgress ? { onUpgradeProgress } : {}) },
     cap,
     retention,
-  );
+  ];
 }

@@ -36,6 +36,13 @@ export type {
   RestoreReport,
 } from "./backup/restore-backup.js";
 export type { VerifyReport } from "./backup/verify-backup.js";
+export {
+  type ClusterAgent,
+  ClusterHome,
+  type ClusterOptions,
+  type OpenClusterHomeOptions,
+  openClusterHome,
+} from "./cluster/cluster-home.js";
 export type {
   AgentLease,
   ControlPlane,

@@ -27,6 +27,8 @@ describe("public API", () => {
         "openDatabase",
         "openStateHome",
         "openControlPlane",
+        "openClusterHome",
+        "ClusterHome",
         "resolveHomePath",
         "validateAgentId",
         "createBackup",

@@ -115,6 +115,7 @@ export class Database {
   private signal: WalSignal | null = null;
   private closedReason: string | undefined;
   private readonly closeHooks: (() => void)[] = [];
+  private writeGuard: (() => void) | null = null;
 
   constructor(
     driver: SqlDriver,
@@ -289,6 +290,7 @@ export class Database {
     if (typeof fn !== "function") throw new TypeError("Expected a function for tx()");
     this.assertOpen();
     const nested = this.driver.inTransaction;
+    if (!nested) this.writeGuard?.();
     const savepoint = `sp_${++this.savepointDepth}`;
     this.run(nested ? `SAVEPOINT ${savepoint}` : "BEGIN IMMEDIATE");
     try {
@@ -312,6 +314,15 @@ export class Database {
     } finally {
       this.savepointDepth--;
     }
+  }
+
+  /**
+   * Installs (or, with null, removes) a check run before every outermost `tx()` takes the write
+   * lock: a throw refuses the transaction before anything is written. A cluster host uses it to
+   * refuse writes to an agent whose lease it may have lost, without a network call.
+   */
+  setWriteGuard(guard: (() => void) | null): void {
+    this.writeGuard = guard;
   }
 
   /**

@@ -1,0 +1,83 @@
+import { StateError } from "../db/errors.js";
+import type { AgentLease } from "../stores/global/agent-lease-rows.js";
+import { lastCommit, reached, shadowTarget } from "./commit-position.js";
+import { replicaPosition } from "./replica-layout.js";
+
+const POLL_MS = 50;
+
+/**
+ * One agent this host holds: its lease, the local deadline past which its writes are refused
+ * (known without asking the control plane), and where this epoch is replicated.
+ */
+export class AgentOwnership {
+  /** Writes refused from this moment (Unix ms, this host's clock); 0 once the lease is lost. */
+  deadline: number;
+  lost = false;
+
+  constructor(
+    readonly lease: AgentLease,
+    readonly dbPath: string,
+    readonly prefix: string,
+    requestedAt: number,
+    private readonly leaseMs: number,
+    private readonly marginMs: number,
+  ) {
+    this.deadline = requestedAt + leaseMs - marginMs;
+  }
+
+  /**
+   * A renewal sent at `requestedAt` came back: counted from when it was sent, not from the
+   * server's clock, so a slow answer only shortens the lease.
+   */
+  renewed(requestedAt: number): void {
+    if (!this.lost) this.deadline = requestedAt + this.leaseMs - this.marginMs;
+  }
+
+  markLost(): void {
+    this.lost = true;
+    this.deadline = 0;
+  }
+
+  /** The write guard: E_LEASE_LOST once the deadline passed (or the lease was lost or released). */
+  readonly guard = (): void => {
+    if (Date.now() < this.deadline) return;
+    const { agentId, epoch, host } = this.lease;
+    throw new StateError(
+      "E_LEASE_LOST",
+      `agent ${agentId}: write refused, ${host}'s lease under epoch ${epoch} ${this.lost ? "was lost" : "has run out"} (another host may own the agent now)`,
+      { details: { agentId, epoch, host, deadline: this.deadline } },
+    );
+  };
+
+  /**
+   * Resolves once the replica holds this database's last commit: the commit's place in the WAL
+   * (from the WAL index) is found in Litestream's shadow WAL, then waited for in the replica's
+   * WAL segments (their lengths read from their LZ4 frames).
+   */
+  async durable(timeoutMs: number): Promise<void> {
+    const commit = lastCommit(this.dbPath);
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const target = shadowTarget(this.dbPath, commit);
+      if (target && reached(replicaPosition(this.prefix, target.generation), target)) return;
+      if (this.lost) throw this.lostError();
+      if (Date.now() >= until) {
+        throw new StateError(
+          "E_BUSY",
+          `agent ${this.lease.agentId}: the replica did not receive the last commit within ${timeoutMs} ms (${this.prefix})`,
+          { details: { agentId: this.lease.agentId, replica: this.prefix, timeoutMs } },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  private lostError(): StateError {
+    try {
+      this.guard();
+    } catch (error) {
+      return error as StateError;
+    }
+    return new StateError("E_LEASE_LOST", `agent ${this.lease.agentId}: lease lost`);
+  }
+}
