@@ -1,0 +1,146 @@
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { withClient } from "../control-plane/test-support/control-planes.js";
+import { isStateError } from "../db/errors.js";
+import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
+import { agentDbRelativePath } from "../home-paths.js";
+import { usePostgres } from "../test-support/postgres.js";
+import { useTempDirs } from "../test-support/temp-dir.js";
+import { type ClusterHome, openClusterHome } from "./cluster-home.js";
+import { litestreamBinary } from "./litestream-binary.js";
+import { lz4DecodedLength } from "./lz4-frame.js";
+
+const clusterUrl = usePostgres();
+const tempDir = useTempDirs();
+const opened: ClusterHome[] = [];
+afterEach(async () => {
+  for (const home of opened.splice(0)) await home.close();
+});
+
+let databases = 0;
+async function freshDatabase(): Promise<string> {
+  const name = `cluster_${process.pid}_${++databases}`;
+  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
+  return clusterUrl().replace(/\/postgres$/, `/${name}`);
+}
+
+async function host(name: string, controlPlane: string, replicas: string) {
+  const home = await openClusterHome({
+    home: tempDir(),
+    cluster: { controlPlane, host: name, replicas, leaseMs: 1_500, syncIntervalMs: 200 },
+  });
+  opened.push(home);
+  return home;
+}
+
+/** Events in the agent's database file, counted over a connection of its own. */
+function eventsIn(home: ClusterHome, agentId: string): string[] {
+  const raw = openRawSqlite(join(home.path, agentDbRelativePath(agentId)), { readonly: true });
+  try {
+    const rows = raw.prepare("SELECT event_json FROM transcript_events ORDER BY seq").all();
+    return rows
+      .map(
+        (r) =>
+          JSON.parse((r as { event_json: string }).event_json) as { type: string; text?: string },
+      )
+      .filter((e) => e.type === "note")
+      .map((e) => e.text as string);
+  } finally {
+    raw.close();
+  }
+}
+
+describe("cluster homes: one owner per agent, replicated off-host", () => {
+  it("hands an agent over: the second host restores the first's replica and writes under a new epoch", async () => {
+    const url = await freshDatabase();
+    const replicas = tempDir();
+    const a = await host("a", url, replicas);
+    const b = await host("b", url, replicas);
+    const onA = await a.openAgent("x");
+    expect(onA.lease).toMatchObject({ agentId: "x", host: "a", epoch: 1 });
+    for (let i = 0; i < 5; i++) onA.transcripts.append("s1", { type: "note", text: `a${i}` });
+    await onA.durable();
+    expect(existsSync(join(replicas, "x", "e1", "generations"))).toBe(true);
+
+    await expect(b.openAgent("x")).rejects.toMatchObject({ code: "E_NOT_OWNER" });
+    expect(() => b.agent("x")).toThrow(expect.objectContaining({ code: "E_NOT_OWNER" }));
+    expect(await onA.release()).toBe(true);
+    expect(() => onA.transcripts.append("s1", { type: "note", text: "late" })).toThrow();
+
+    const onB = await b.openAgent("x");
+    expect(onB.lease.epoch).toBe(2);
+    expect(eventsIn(b, "x")).toEqual(["a0", "a1", "a2", "a3", "a4"]);
+    onB.transcripts.append("s1", { type: "note", text: "b0" });
+    await onB.durable();
+    expect(existsSync(join(replicas, "x", "e2", "generations"))).toBe(true);
+    await onB.release();
+
+    // a's own file is now older than the replica: a restores b's epoch before writing.
+    const back = await a.openAgent("x");
+    expect(back.lease.epoch).toBe(3);
+    expect(eventsIn(a, "x")).toEqual(["a0", "a1", "a2", "a3", "a4", "b0"]);
+  }, 60_000);
+
+  it("refuses writes past the local lease deadline with E_LEASE_LOST, before any network call", async () => {
+    const url = await freshDatabase();
+    const a = await host("a", url, tempDir());
+    const agent = await a.openAgent("x");
+    agent.transcripts.append("s1", { type: "note", text: "in time" });
+    // The control plane goes away: renewals fail, and the deadline runs out by itself.
+    await a.controlPlane.close();
+    await new Promise((r) => setTimeout(r, 1_600));
+    const error = (() => {
+      try {
+        agent.transcripts.append("s1", { type: "note", text: "too late" });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(isStateError(error, "E_LEASE_LOST")).toBe(true);
+    expect(eventsIn(a, "x")).toEqual(["in time"]);
+  }, 30_000);
+
+  it("reads the length of Litestream's WAL segments from their LZ4 frames, as Litestream logs it", async () => {
+    const url = await freshDatabase();
+    const replicas = tempDir();
+    const a = await host("a", url, replicas);
+    const agent = await a.openAgent("x");
+    for (let i = 0; i < 3; i++) {
+      agent.transcripts.append("s1", { type: "note", text: `n${i}`.repeat(500 * (i + 1)) });
+      await agent.durable();
+    }
+    // Litestream's own log says how many WAL bytes each segment it wrote holds.
+    const log = readFileSync(join(a.path, "cluster", "litestream.log"), "utf8");
+    const logged = [
+      ...log.matchAll(/wal segment written".*position=\w+\/([0-9a-f]{8}):(\d+) .*sz=(\d+)/g),
+    ].map((m) => ({
+      index: Number.parseInt(m[1] as string, 16),
+      offset: Number(m[2]),
+      size: Number(m[3]),
+    }));
+    expect(logged.length).toBeGreaterThan(0);
+    const prefix = join(replicas, "x", "e1", "generations");
+    const [generation] = readdirSync(prefix);
+    for (const { index, offset, size } of logged) {
+      const name = `${index.toString(16).padStart(8, "0")}_${offset.toString(16).padStart(8, "0")}.wal.lz4`;
+      const file = readFileSync(join(prefix, generation as string, "wal", name));
+      expect(lz4DecodedLength(file)).toBe(size);
+    }
+  }, 30_000);
+});
+
+describe("litestreamBinary", () => {
+  it("finds the installed v0.3.13 binary", async () => {
+    const out = await new Promise<string>((resolve) => {
+      const child = spawn(litestreamBinary(), ["version"]);
+      let text = "";
+      child.stdout.on("data", (d) => {
+        text += d;
+      });
+      child.on("exit", () => resolve(text));
+    });
+    expect(out.trim()).toBe("v0.3.13");
+  });
+});
