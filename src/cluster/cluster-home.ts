@@ -48,6 +48,8 @@ export class ClusterHome extends StateHome {
   private readonly handles = new Map<string, { agent: ClusterAgent; unpin: () => void }>();
   private renewTimer: NodeJS.Timeout | undefined;
   private renewing = false;
+  /** Agents between winning their lease and being served: renewals must not give them up. */
+  private readonly opening = new Set<string>();
   private closed = false;
 
   constructor(
@@ -135,10 +137,12 @@ export class ClusterHome extends StateHome {
 
   /**
    * Restores the agent from the last owner's replica unless this host's file already is that
-   * owner's: missing here, or last written here under an older epoch than the replica's.
+   * owner's: missing here, or last written here under an older epoch than the replica's. The
+   * current epoch's own prefix counts too: a host restarted within its lease renews it (same
+   * epoch), and its file may be gone.
    */
   private async catchUp(agentId: string, epoch: number, dbPath: string): Promise<void> {
-    const latest = latestReplicaEpoch(this.cluster.replicas, agentId, epoch);
+    const latest = latestReplicaEpoch(this.cluster.replicas, agentId, epoch + 1);
     if (latest === undefined) return;
     const mine = this.kv.get<number>(EPOCH_SCOPE, agentId);
     if (existsSync(dbPath) && mine === latest) return;
@@ -190,8 +194,10 @@ export class ClusterHome extends StateHome {
 
   /**
    * One statement renews every lease of the host. A lease missing from the answer (or under
-   * another epoch) was lost: its writes stay refused and it is no longer replicated. A failed
-   * renewal changes nothing: the deadlines run out by themselves.
+   * another epoch) was lost: its writes stay refused and it is no longer replicated. A lease in
+   * the answer that this host does not serve (left by an earlier run under the same host name) is
+   * given up, so its agent can move. A failed renewal changes nothing: the deadlines run out by
+   * themselves.
    */
   private async renew(): Promise<void> {
     if (this.renewing || this.owned.size === 0) return;
@@ -200,6 +206,7 @@ export class ClusterHome extends StateHome {
     try {
       const leases = await this.controlPlane.leases.renew(this.cluster.host, this.cluster.leaseMs);
       const epochs = new Map(leases.map((l) => [l.agentId, l.epoch]));
+      await this.releaseUnserved(leases);
       for (const [agentId, ownership] of this.owned) {
         if (ownership.lost) continue;
         if (epochs.get(agentId) === ownership.lease.epoch) ownership.renewed(requestedAt);
@@ -212,6 +219,13 @@ export class ClusterHome extends StateHome {
       // Unreachable control plane: the local deadlines stop the writes.
     } finally {
       this.renewing = false;
+    }
+  }
+
+  private async releaseUnserved(leases: readonly AgentLease[]): Promise<void> {
+    for (const { agentId, epoch } of leases) {
+      if (this.owned.has(agentId) || this.opening.has(agentId)) continue;
+      await this.controlPlane.leases.release(agentId, this.cluster.host, epoch);
     }
   }
 

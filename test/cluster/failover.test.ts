@@ -38,8 +38,7 @@ async function freshDatabase(): Promise<string> {
   return clusterUrl().replace(/\/postgres$/, `/${name}`);
 }
 
-function startHost(host: string, controlPlane: string, replicas: string) {
-  const home = tempDir();
+function startHost(host: string, controlPlane: string, replicas: string, home = tempDir()) {
   const process_ = new HostProcess({
     home,
     host,
@@ -191,4 +190,42 @@ describe("failover between host processes (PostgreSQL, Litestream, kill -9, SIGS
     expect(notesIn(restored)).toEqual(["a0", "b0", "b1"]);
     expect(notesIn(join(a.home, agentDbRelativePath("x")))).toEqual(["a0"]);
   }, 90_000);
+
+  it("a host restarted under its name within its lease, its disk lost, gets its agent back from its own epoch's replica; leases it no longer serves are given up", async () => {
+    const url = await freshDatabase();
+    const replicas = tempDir();
+    const first = startHost("a", url, replicas);
+    for (const agent of ["x", "y"])
+      expect(await open(first.process, agent)).toMatchObject({ ok: true, epoch: 1 });
+    await first.process.send({ op: "append", agent: "x", text: "before", durable: true });
+    first.process.kill("SIGKILL");
+    for (const pid of sidecars) killQuietly(pid, "SIGKILL");
+
+    const again = startHost("a", url, replicas); // A fresh disk: x's file is gone.
+    const reopened = await open(again.process, "x");
+    expect(reopened).toMatchObject({ ok: true, epoch: 1 }); // Its own live lease, renewed.
+    expect(notesIn(join(again.home, agentDbRelativePath("x")))).toEqual(["before"]);
+    const owners = () =>
+      withClient(
+        url,
+        async (c) =>
+          (await c.query("SELECT agent_id, owner_host FROM agent_leases ORDER BY agent_id")).rows,
+      );
+    await waitForAsync(
+      async () => (await owners()).some((r) => r.agent_id === "y" && r.owner_host === null),
+      5_000,
+    );
+    expect(await owners()).toEqual([
+      { agent_id: "x", owner_host: "a" },
+      { agent_id: "y", owner_host: null },
+    ]);
+  }, 60_000);
 });
+
+async function waitForAsync(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
