@@ -13,6 +13,8 @@ export class AgentOwnership {
   /** Writes refused from this moment (Unix ms, this host's clock); 0 once the lease is lost. */
   deadline: number;
   lost = false;
+  /** Set while a release waits for the replica: writes are refused, the lease is still held. */
+  paused = false;
 
   constructor(
     readonly lease: AgentLease,
@@ -40,11 +42,11 @@ export class AgentOwnership {
 
   /** The write guard: E_LEASE_LOST once the deadline passed (or the lease was lost or released). */
   readonly guard = (): void => {
-    if (Date.now() < this.deadline) return;
+    if (!this.paused && Date.now() < this.deadline) return;
     const { agentId, epoch, host } = this.lease;
     throw new StateError(
       "E_LEASE_LOST",
-      `agent ${agentId}: write refused, ${host}'s lease under epoch ${epoch} ${this.lost ? "was lost" : "has run out"} (another host may own the agent now)`,
+      `agent ${agentId}: write refused, ${host}'s lease under epoch ${epoch} ${this.lost ? "was lost" : this.paused ? "is being released" : "has run out"} (another host may own the agent now)`,
       { details: { agentId, epoch, host, deadline: this.deadline } },
     );
   };

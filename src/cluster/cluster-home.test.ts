@@ -83,6 +83,18 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
     expect(eventsIn(a, "x")).toEqual(["a0", "a1", "a2", "a3", "a4", "b0"]);
   }, 60_000);
 
+  it("a release ships the last commits before the lease goes: the next owner has them without durable()", async () => {
+    const url = await freshDatabase();
+    const replicas = tempDir();
+    const a = await host("a", url, replicas);
+    const b = await host("b", url, replicas);
+    const onA = await a.openAgent("x");
+    for (let i = 0; i < 20; i++) onA.transcripts.append("s1", { type: "note", text: `a${i}` });
+    expect(await onA.release()).toBe(true);
+    await b.openAgent("x");
+    expect(eventsIn(b, "x")).toEqual(Array.from({ length: 20 }, (_, i) => `a${i}`));
+  }, 30_000);
+
   it("refuses writes past the local lease deadline with E_LEASE_LOST, before any network call", async () => {
     const url = await freshDatabase();
     const a = await host("a", url, tempDir());

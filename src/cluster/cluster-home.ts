@@ -166,10 +166,24 @@ export class ClusterHome extends StateHome {
     ) as ClusterAgent;
   }
 
+  /**
+   * Writes stop, the replica catches up with the last commit (else the next owner would start
+   * from an older state; on failure the agent stays owned and writable, and the error is thrown),
+   * then Litestream lets go of the database and the lease is released.
+   */
   private async release(agentId: string, ownership: AgentOwnership): Promise<boolean> {
     if (this.owned.get(agentId) !== ownership) return false;
+    if (!ownership.lost) {
+      ownership.paused = true;
+      try {
+        await ownership.durable(this.cluster.durableTimeoutMs);
+      } catch (error) {
+        ownership.paused = false;
+        if (!ownership.lost) throw error;
+      }
+    }
     const lost = ownership.lost;
-    ownership.markLost(); // No write may slip in after the last sync.
+    ownership.markLost();
     await this.replicator.delete(agentId);
     this.forget(agentId, `agent "${agentId}" was released by host ${this.cluster.host}`);
     if (lost) return false;
