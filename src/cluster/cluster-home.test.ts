@@ -1,6 +1,7 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { withClient } from "../control-plane/test-support/control-planes.js";
 import { isStateError } from "../db/errors.js";
@@ -94,6 +95,36 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
     await b.openAgent("x");
     expect(eventsIn(b, "x")).toEqual(Array.from({ length: 20 }, (_, i) => `a${i}`));
   }, 30_000);
+
+  it("durable() follows the WAL as it starts over: every commit it vouched for is in a restore of the replica", async () => {
+    const url = await freshDatabase();
+    const replicas = tempDir();
+    const a = await host("a", url, replicas);
+    const agent = await a.openAgent("x");
+    const text = "w".repeat(200_000);
+    for (let i = 0; i < 40; i++) {
+      agent.transcripts.append("s1", { type: "note", text: `${i}:${text}` });
+      if (i % 4 === 3) await agent.durable();
+    }
+    const wal = readdirSync(join(replicas, "x", "e1", "generations")).flatMap((g) =>
+      readdirSync(join(replicas, "x", "e1", "generations", g, "wal")),
+    );
+    // The WAL started over at least once (a second index) while durable() was in use.
+    expect(new Set(wal.map((f) => f.slice(0, 8))).size).toBeGreaterThan(1);
+    const restored = join(tempDir(), "restored.sqlite");
+    execFileSync(litestreamBinary(), [
+      "restore",
+      "-o",
+      restored,
+      pathToFileURL(join(replicas, "x", "e1")).href,
+    ]);
+    const raw = openRawSqlite(restored, { readonly: true });
+    const count = raw
+      .prepare("SELECT count(*) AS n FROM transcript_events WHERE event_json LIKE '%\"note\"%'")
+      .get();
+    raw.close();
+    expect(count).toEqual({ n: 40 });
+  }, 60_000);
 
   it("refuses writes past the local lease deadline with E_LEASE_LOST, before any network call", async () => {
     const url = await freshDatabase();
