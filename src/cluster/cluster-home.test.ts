@@ -142,7 +142,14 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
       }
     })();
     expect(isStateError(error, "E_LEASE_LOST")).toBe(true);
+    // A single-statement write outside any transaction is refused too.
+    expect(() => agent.kv.set("scope", "key", 1)).toThrow(
+      expect.objectContaining({ code: "E_LEASE_LOST" }),
+    );
     expect(eventsIn(a, "x")).toEqual(["in time"]);
+    const raw = openRawSqlite(join(a.path, agentDbRelativePath("x")), { readonly: true });
+    expect(raw.prepare("SELECT count(*) AS n FROM kv").get()).toEqual({ n: 0 });
+    raw.close();
   }, 30_000);
 
   it("reads the length of Litestream's WAL segments from their LZ4 frames, as Litestream logs it", async () => {

@@ -92,6 +92,28 @@ const OPEN_OPTION_KEYS = new Set([
 const BUSY_TIMEOUT_MS = 30_000;
 const CATCH_UP_WAIT_MS = 2;
 
+/** The statement, with `check` run before each call (it throws to refuse the call). */
+function guarded<Row>(statement: SqlStatement<Row>, check: () => void): SqlStatement<Row> {
+  return {
+    run: (...params) => {
+      check();
+      return statement.run(...params);
+    },
+    get: (...params) => {
+      check();
+      return statement.get(...params);
+    },
+    all: (...params) => {
+      check();
+      return statement.all(...params);
+    },
+    iterate: (...params) => {
+      check();
+      return statement.iterate(...params);
+    },
+  };
+}
+
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return (
     typeof value === "object" &&
@@ -243,9 +265,9 @@ export class Database {
   prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row> {
     this.assertOpen();
     const statement = this.driver.prepare<Row>(sql);
-    return this.signal === null || isReadOnlySql(sql)
-      ? statement
-      : signalling(statement, this.signal);
+    if (isReadOnlySql(sql)) return statement;
+    const watched = this.signal === null ? statement : signalling(statement, this.signal);
+    return this.role === "agent" ? guarded(watched, this.autocommitGuard) : watched;
   }
 
   /**
@@ -267,8 +289,14 @@ export class Database {
     };
   }
 
+  /** A write statement run outside `tx()` is its own transaction: the guard sees it too. */
+  private readonly autocommitGuard = (): void => {
+    if (this.writeGuard !== null && !this.driver.inTransaction) this.writeGuard();
+  };
+
   exec(sql: string): void {
     this.assertOpen();
+    if (!isReadOnlySql(sql)) this.autocommitGuard();
     this.driver.exec(sql);
     if (this.signal !== null && !isReadOnlySql(sql)) this.signal.wrote();
   }
@@ -318,7 +346,8 @@ export class Database {
 
   /**
    * Installs (or, with null, removes) a check run before every outermost `tx()` takes the write
-   * lock: a throw refuses the transaction before anything is written. A cluster host uses it to
+   * lock, and before a write statement of an agent database runs outside one: a throw refuses the
+   * write before anything is written. A cluster host uses it to
    * refuse writes to an agent whose lease it may have lost, without a network call.
    */
   setWriteGuard(guard: (() => void) | null): void {
