@@ -27,10 +27,10 @@ async function freshDatabase(): Promise<string> {
   return clusterUrl().replace(/\/postgres$/, `/${name}`);
 }
 
-async function host(name: string, controlPlane: string, replicas: string) {
+async function host(name: string, controlPlane: string, replicas: string, maxAgents = 10) {
   const home = await openClusterHome({
     home: tempDir(),
-    cluster: { controlPlane, host: name, replicas, leaseMs: 1_500, syncIntervalMs: 200 },
+    cluster: { controlPlane, host: name, replicas, leaseMs: 1_500, syncIntervalMs: 200, maxAgents },
   });
   opened.push(home);
   return home;
@@ -125,6 +125,14 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
     raw.close();
     expect(count).toEqual({ n: 40 });
   }, 60_000);
+
+  it("owns at most maxAgents agents: one more is E_BUSY and its lease is not taken", async () => {
+    const url = await freshDatabase();
+    const a = await host("a", url, tempDir(), 1);
+    await a.openAgent("x");
+    await expect(a.openAgent("y")).rejects.toMatchObject({ code: "E_BUSY" });
+    expect(await a.controlPlane.leases.owner("y")).toBeUndefined();
+  }, 30_000);
 
   it("refuses writes past the local lease deadline with E_LEASE_LOST, before any network call", async () => {
     const url = await freshDatabase();
