@@ -126,6 +126,14 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
     expect(count).toEqual({ n: 40 });
   }, 60_000);
 
+  it("two openAgent calls at once for one agent share one opening", async () => {
+    const url = await freshDatabase();
+    const a = await host("a", url, tempDir());
+    const [first, second] = await Promise.all([a.openAgent("x"), a.openAgent("x")]);
+    expect(second).toBe(first);
+    expect(a.agentPool.pinned).toBe(1);
+  }, 30_000);
+
   it("owns at most maxAgents agents: one more is E_BUSY and its lease is not taken", async () => {
     const url = await freshDatabase();
     const a = await host("a", url, tempDir(), 1);

@@ -48,8 +48,11 @@ export class ClusterHome extends StateHome {
   private readonly handles = new Map<string, { agent: ClusterAgent; unpin: () => void }>();
   private renewTimer: NodeJS.Timeout | undefined;
   private renewing = false;
-  /** Agents between winning their lease and being served: renewals must not give them up. */
-  private readonly opening = new Set<string>();
+  /**
+   * Opens in flight, by agent: a second `openAgent` of the same agent shares the first's, and
+   * renewals do not give up a lease won but not yet served.
+   */
+  private readonly opening = new Map<string, Promise<ClusterAgent>>();
   private closed = false;
 
   constructor(
@@ -95,19 +98,31 @@ export class ClusterHome extends StateHome {
         { details: { host: this.cluster.host, maxAgents: this.cluster.maxAgents } },
       );
     }
+    const inFlight = this.opening.get(agentId);
+    if (inFlight) return inFlight;
+    const opening = this.win(agentId, held).finally(() => this.opening.delete(agentId));
+    this.opening.set(agentId, opening);
+    return opening;
+  }
+
+  private async win(agentId: string, held: AgentOwnership | undefined): Promise<ClusterAgent> {
+    const { host, leaseMs } = this.cluster;
     const requestedAt = Date.now();
-    const lease = await this.controlPlane.leases.acquire(
-      agentId,
-      this.cluster.host,
-      this.cluster.leaseMs,
-    );
+    const lease = await this.controlPlane.leases.acquire(agentId, host, leaseMs);
     const handle = this.handles.get(agentId);
     if (held && handle && !held.lost && held.lease.epoch === lease.epoch) {
       held.renewed(requestedAt);
       return handle.agent;
     }
     if (held) this.forget(agentId, "it was opened again under a new epoch");
-    return this.take(lease, requestedAt);
+    try {
+      return await this.take(lease, requestedAt);
+    } catch (error) {
+      // Not served here (a failed restore, say): the agent must not wait for the lease to lapse.
+      this.forget(agentId, `agent "${agentId}" could not be opened on host ${host}`);
+      await this.controlPlane.leases.release(agentId, host, lease.epoch).catch(() => false);
+      throw error;
+    }
   }
 
   private async take(lease: AgentLease, requestedAt: number): Promise<ClusterAgent> {
@@ -119,18 +134,11 @@ export class ClusterHome extends StateHome {
     const prefix = epochPrefix(this.cluster.replicas, agentId, epoch);
     const ownership = new AgentOwnership(lease, dbPath, prefix, requestedAt, leaseMs, marginMs);
     this.owned.set(agentId, ownership);
-    let unpin: () => void;
-    try {
-      const pin = this.pinAgent(agentId);
-      unpin = pin.release;
-      pin.agent.db.setWriteGuard(ownership.guard);
-      await this.replicator.set(agentId, { path: dbPath, replica: prefix });
-    } catch (error) {
-      this.owned.delete(agentId);
-      throw error;
-    }
-    const agent = this.handle(this.agent(agentId), ownership);
-    this.handles.set(agentId, { agent, unpin });
+    const pin = this.pinAgent(agentId);
+    pin.agent.db.setWriteGuard(ownership.guard);
+    const agent = this.handle(pin.agent, ownership);
+    this.handles.set(agentId, { agent, unpin: pin.release });
+    await this.replicator.set(agentId, { path: dbPath, replica: prefix });
     this.startRenewing();
     return agent;
   }
