@@ -1,9 +1,8 @@
-import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { StateHome } from "../home.js";
 import { directoryBytes } from "../maintenance/home-bytes.js";
 import { loadPolicy, type MaintenancePolicy } from "../maintenance/policy.js";
-import { coldDirOf } from "../stores/agent/cold-files.js";
+import { coldDirOf, fileSize } from "../stores/agent/cold-files.js";
 
 /** A byte budget from the maintenance policy (`agentstate.json`). */
 export interface Budget {
@@ -32,10 +31,6 @@ export interface HomeStorage {
   agents: AgentStorage[];
   /** Set when agentstate.json cannot be read: the budget is then unknown, not absent. */
   policyError?: string;
-}
-
-function fileBytes(path: string): number {
-  return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
 }
 
 function budgetOf(
@@ -71,7 +66,10 @@ export function describeStorage(home: StateHome): HomeStorage {
     const own = policy?.agents[agentId];
     return {
       agentId,
-      hotBytes: fileBytes(dbPath) + fileBytes(`${dbPath}-wal`) + fileBytes(`${dbPath}-shm`),
+      hotBytes: [dbPath, `${dbPath}-wal`, `${dbPath}-shm`].reduce(
+        (sum, path) => sum + (fileSize(path) ?? 0),
+        0,
+      ),
       coldBytes: directoryBytes(coldDirOf(dbPath)),
       totalBytes,
       budget: own ? budgetOf(own.maxDiskBytes, own.highWaterBytes, totalBytes) : null,
