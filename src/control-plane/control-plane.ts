@@ -108,6 +108,12 @@ export interface PostgresControlPlaneOptions extends CommonOptions {
   url: string;
   /** Pool size (default 10). */
   maxConnections?: number;
+  /**
+   * How long a connect or a statement may take before it fails with E_IO (default 10,000 ms).
+   * Without a bound, an unreachable server would hang a lease renewal for good, and with it
+   * every renewal after it.
+   */
+  timeoutMs?: number;
 }
 
 export type OpenControlPlaneOptions = SqliteControlPlaneOptions | PostgresControlPlaneOptions;

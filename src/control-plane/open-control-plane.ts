@@ -3,7 +3,7 @@ import { rejectUnknownOptions } from "../db/options.js";
 import type { ControlPlane, OpenControlPlaneOptions } from "./control-plane.js";
 import { openSqliteControlPlane } from "./sqlite-control-plane.js";
 
-const KEYS = ["home", "url", "queue", "clock", "maxConnections"];
+const KEYS = ["home", "url", "queue", "clock", "maxConnections", "timeoutMs"];
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
 
 /**

@@ -1,10 +1,18 @@
-import type { Pool, PoolClient } from "pg";
+import type { Pool, PoolClient, QueryConfig } from "pg";
 import { StateError } from "../db/errors.js";
 import { loadMigrations, type SchemaMigration } from "../db/schema.js";
 import { wrapPgError } from "./pg-statements.js";
 
 // Any constant works as long as every host uses the same one: "agentsta" in ASCII.
 const MIGRATION_LOCK = BigInt("0x6167656e74737461").toString();
+
+/**
+ * Hosts wait here for one another's migrations, which can outlast the pool's statement timeout
+ * on a large control plane. (`query_timeout` per query is pg's, missing from its types.)
+ */
+function unhurried(text: string, values?: unknown[]): QueryConfig {
+  return { text, values, query_timeout: 3_600_000 } as QueryConfig;
+}
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS agentstate_schema_migrations (
   version INTEGER PRIMARY KEY,
@@ -23,7 +31,7 @@ export async function migratePostgres(pool: Pool, clock: () => number): Promise<
     throw wrapPgError(error);
   });
   try {
-    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    await client.query(unhurried("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]));
     await client.query(LEDGER);
     const { rows } = await client.query<{ version: number; sha256: string }>(
       "SELECT version, sha256 FROM agentstate_schema_migrations ORDER BY version",
@@ -48,7 +56,7 @@ export async function migratePostgres(pool: Pool, clock: () => number): Promise<
 async function applyMigration(client: PoolClient, migration: SchemaMigration, at: number) {
   await client.query("BEGIN");
   try {
-    await client.query(migration.sql);
+    await client.query(unhurried(migration.sql));
     await client.query("INSERT INTO agentstate_schema_migrations VALUES ($1, $2, $3, $4)", [
       migration.version,
       migration.name,

@@ -53,8 +53,16 @@ export async function query<Row>(
  * see only StateError codes.
  */
 export function wrapPgError(error: unknown): unknown {
+  if (error instanceof StateError) return error;
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== "string" || error instanceof StateError) return error;
+  if (typeof code !== "string") {
+    // pg's own timeouts and dropped connections carry no code.
+    const message = error instanceof Error ? error.message : "";
+    if (/timeout|Connection terminated/i.test(message)) {
+      return new StateError("E_IO", `PostgreSQL: ${message}`, { cause: error });
+    }
+    return error;
+  }
   const message = `PostgreSQL: ${(error as Error).message}`;
   const details = { pgCode: code };
   if (code.startsWith("23"))

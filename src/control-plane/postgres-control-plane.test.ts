@@ -129,3 +129,27 @@ describe("PostgreSQL control plane: fencing under concurrency", () => {
     });
   });
 });
+
+describe("PostgreSQL control plane: bounded waits", () => {
+  it("a statement held up past timeoutMs fails with E_IO, and the next one is answered", async () => {
+    const url = await freshDatabase();
+    const cp = await openControlPlane({ url, timeoutMs: 500 });
+    opened.push(cp);
+    await cp.leases.acquire("main", "host-a", 60_000);
+    await withClient(url, async (blocker) => {
+      // A session that took the row and went quiet, as a paused host would.
+      await blocker.query("BEGIN");
+      await blocker.query("SELECT * FROM agent_leases WHERE agent_id = 'main' FOR UPDATE");
+      const startedAt = Date.now();
+      const stuck = await cp.leases.renew("host-a", 60_000).then(
+        () => "renewed",
+        (e: unknown) => (isStateError(e) ? e.code : String(e)),
+      );
+      expect(stuck).toBe("E_IO");
+      expect(Date.now() - startedAt).toBeLessThan(5_000);
+      await blocker.query("ROLLBACK");
+    });
+    const renewed = await cp.leases.renew("host-a", 60_000);
+    expect(renewed.map((l) => l.agentId)).toEqual(["main"]);
+  });
+});

@@ -28,7 +28,14 @@ export async function openPostgresControlPlane(
 ): Promise<ControlPlane> {
   const clock = options.clock ?? Date.now;
   const max = checkInteger("maxConnections", options.maxConnections ?? 10, 1, 1000);
-  const config = { connectionString: options.url, types };
+  const timeoutMs = checkInteger("timeoutMs", options.timeoutMs ?? 10_000, 1, 3_600_000);
+  const config = {
+    connectionString: options.url,
+    types,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+    keepAlive: true,
+  };
   const pool = new pg.Pool({ ...config, max });
   // An idle pooled connection dropped by the server must not crash the process: the next query
   // gets a fresh one.

@@ -57,16 +57,18 @@ async function open(host: HostProcess, agent: string): Promise<Line> {
   return answer;
 }
 
-/** Keeps trying to win the agent; the time it took, from `since`. */
+/** Keeps trying to win the agent (for 30 s at most); the time it took, from `since`. */
 async function takeOver(
   host: HostProcess,
   agent: string,
   since: number,
 ): Promise<Line & { tookMs: number }> {
+  const until = Date.now() + 30_000;
   for (;;) {
     const answer = await open(host, agent);
     if (answer.ok) return { ...answer, tookMs: Date.now() - since };
     expect(answer.code).toBe("E_NOT_OWNER");
+    if (Date.now() > until) throw new Error(`still not the owner after 30 s: ${answer.message}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -183,9 +185,7 @@ describe("failover between host processes (PostgreSQL, Litestream, kill -9, SIGS
     execFileSync(
       litestreamBinary(),
       ["restore", "-o", restored, pathToFileURL(join(replicas, "x", "e2")).href],
-      {
-        stdio: "ignore",
-      },
+      { stdio: "ignore", timeout: 30_000 },
     );
     expect(notesIn(restored)).toEqual(["a0", "b0", "b1"]);
     expect(notesIn(join(a.home, agentDbRelativePath("x")))).toEqual(["a0"]);
