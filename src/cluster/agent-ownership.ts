@@ -1,9 +1,17 @@
 import { StateError } from "../db/errors.js";
 import type { AgentLease } from "../stores/global/agent-lease-rows.js";
-import { lastCommit, reached, shadowTarget } from "./commit-position.js";
+import { type LocalCommit, lastCommit, reached, shadowTarget } from "./commit-position.js";
 import { replicaPosition } from "./replica-layout.js";
 
 const POLL_MS = 50;
+/** Commits awaiting the replica that `replicaLagMs` remembers; past it the newest is replaced. */
+const MAX_OBSERVED = 16;
+
+/** A commit seen in the WAL index, and when it was first seen there. */
+interface Observed {
+  commit: LocalCommit;
+  at: number;
+}
 
 /**
  * One agent this host holds: its lease, the local deadline past which its writes are refused
@@ -15,6 +23,8 @@ export class AgentOwnership {
   lost = false;
   /** Set while a release waits for the replica: writes are refused, the lease is still held. */
   paused = false;
+  /** Commits seen at earlier checks and not yet in the replica, oldest first. */
+  private readonly unreplicated: Observed[] = [];
 
   constructor(
     readonly lease: AgentLease,
@@ -60,8 +70,7 @@ export class AgentOwnership {
     const commit = lastCommit(this.dbPath);
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const target = shadowTarget(this.dbPath, commit);
-      if (target && reached(replicaPosition(this.prefix, target.generation), target)) return;
+      if (this.inReplica(commit)) return;
       if (this.lost) throw this.lostError();
       if (Date.now() >= until) {
         throw new StateError(
@@ -72,6 +81,36 @@ export class AgentOwnership {
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
+  }
+
+  /**
+   * How long the replica has been missing a commit, as of `now`: 0 when it holds the last one,
+   * else the time since the oldest commit it lacks was first seen here. Commits are seen when this
+   * is called (after each lease renewal), so the figure is late by at most one call's interval; a
+   * steady writer whose replica keeps up shows about the sync interval, not the time it has written.
+   */
+  replicaLagMs(now: number): number {
+    const last = lastCommit(this.dbPath);
+    const newest = this.unreplicated.at(-1)?.commit;
+    // An empty WAL (nothing written since the WAL started over) has no commit to wait for.
+    const empty = last.end <= 32;
+    if (!empty && (newest?.salt !== last.salt || newest.end !== last.end)) {
+      if (this.unreplicated.length >= MAX_OBSERVED) this.unreplicated.pop();
+      this.unreplicated.push({ commit: last, at: now });
+    }
+    while (
+      this.unreplicated.length > 0 &&
+      this.inReplica((this.unreplicated[0] as Observed).commit)
+    ) {
+      this.unreplicated.shift();
+    }
+    const oldest = this.unreplicated[0];
+    return oldest === undefined ? 0 : now - oldest.at;
+  }
+
+  private inReplica(commit: LocalCommit): boolean {
+    const target = shadowTarget(this.dbPath, commit);
+    return target !== undefined && reached(replicaPosition(this.prefix, target.generation), target);
   }
 
   private lostError(): StateError {

@@ -168,6 +168,46 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
     raw.close();
   }, 30_000);
 
+  it("reports each agent's replica lag after its renewals: growing while Litestream is stopped, 0 once it caught up", async () => {
+    const url = await freshDatabase();
+    const a = await host("a", url, tempDir());
+    const agent = await a.openAgent("x");
+    agent.transcripts.append("s1", { type: "note", text: "one" });
+    await agent.durable();
+    const row = async () =>
+      withClient(url, async (c) => {
+        const { rows } = await c.query(
+          "SELECT replica_lag_ms::int AS lag, replica_checked_at::float8 AS at FROM agent_leases WHERE agent_id = 'x'",
+        );
+        return rows[0] as { lag: number | null; at: number | null };
+      });
+    const reportAfter = async (since: number) => {
+      for (;;) {
+        const seen = await row();
+        if (seen.at !== null && seen.at > since) return seen;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    expect((await reportAfter(Date.now())).lag).toBe(0);
+    const pid = a.replicatorPid as number;
+    process.kill(pid, "SIGSTOP");
+    try {
+      const wroteAt = Date.now();
+      agent.transcripts.append("s1", { type: "note", text: "two" });
+      await reportAfter(wroteAt); // The renewal that first sees the commit.
+      await new Promise((r) => setTimeout(r, 1_200));
+      const checkedFrom = Date.now();
+      const behind = await reportAfter(checkedFrom);
+      // Seen at a renewal after the write, at most one renewal interval (500 ms) late.
+      expect(behind.lag).toBeGreaterThanOrEqual(checkedFrom - wroteAt - 500);
+      expect(behind.lag).toBeLessThanOrEqual((behind.at as number) - wroteAt);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    await agent.durable();
+    expect((await reportAfter(Date.now())).lag).toBe(0);
+  }, 30_000);
+
   it("reads the length of Litestream's WAL segments from their LZ4 frames, as Litestream logs it", async () => {
     const url = await freshDatabase();
     const replicas = tempDir();

@@ -7,7 +7,7 @@ import { rejectUnknownOptions } from "../db/options.js";
 import { agentDbRelativePath, StateHome, stateHomeArgs } from "../home.js";
 import { HOME_OPTION_KEYS, type OpenStateHomeOptions } from "../home-options.js";
 import type { AgentOpenOptions, AgentState } from "../stores/agent/agent-state.js";
-import type { AgentLease } from "../stores/global/agent-lease-rows.js";
+import type { AgentLease, ReplicaReport } from "../stores/global/agent-lease-rows.js";
 import { AgentOwnership } from "./agent-ownership.js";
 import {
   type CheckedClusterOptions,
@@ -237,11 +237,27 @@ export class ClusterHome extends StateHome {
           void this.replicator.delete(agentId);
         }
       }
+      await this.controlPlane.leases.report(this.cluster.host, this.replicaReports());
     } catch {
       // Unreachable control plane: the local deadlines stop the writes.
     } finally {
       this.renewing = false;
     }
+  }
+
+  /** Each served agent's replica lag, for `agentstate cluster status`; unreadable ones are left out. */
+  private replicaReports(): ReplicaReport[] {
+    const now = Date.now();
+    const reports: ReplicaReport[] = [];
+    for (const [agentId, ownership] of this.owned) {
+      if (ownership.lost || !this.handles.has(agentId)) continue;
+      try {
+        reports.push({ agentId, epoch: ownership.lease.epoch, lagMs: ownership.replicaLagMs(now) });
+      } catch {
+        // No WAL index yet (nothing written since the open): nothing to report.
+      }
+    }
+    return reports;
   }
 
   private async releaseUnserved(leases: readonly AgentLease[]): Promise<void> {

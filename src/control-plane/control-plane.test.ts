@@ -129,6 +129,17 @@ describe.each(BACKENDS)("control plane on %s: delivery queue", (backend) => {
     expect(failed.availableAt).toBe(clock.now() + 2_592_000_000);
   });
 
+  it("lists the queues holding unsettled entries", async () => {
+    const { q } = await setup();
+    expect(await q.queues()).toEqual([]);
+    await q.enqueue("b-queue", { id: "1", payload: {} });
+    await q.enqueue(Q, { id: "2", payload: {} });
+    const claimed = await q.claim(Q, "w");
+    expect(await q.queues()).toEqual(["b-queue", Q]);
+    await q.ack(Q, "2", claimed?.leaseId as string);
+    expect(await q.queues()).toEqual(["b-queue"]);
+  });
+
   it("enqueues idempotently per queue and key", async () => {
     const { q, count } = await setup();
     const first = await q.enqueue(Q, { id: "r1", payload: "reply", idempotencyKey: "turn-7" });
@@ -230,6 +241,61 @@ describe.each(BACKENDS)("control plane on %s: agent leases", (backend) => {
     expect(await leases.owner("a1")).toMatchObject({ host: "host-a" });
     expect(await leases.owner("b1")).toBeUndefined();
     expect(await leases.renew("host-c", 5_000)).toEqual([]);
+  });
+
+  it("takes a host's replica reports for the leases it holds under their epochs, and lists every row", async () => {
+    const { leases, clock, count } = await setup();
+    await leases.acquire("a1", "host-a", 1_000);
+    await leases.acquire("a2", "host-a", 60_000);
+    await leases.acquire("b1", "host-b", 60_000);
+    clock.advance(1_000); // a1 lapses; host-b wins it under epoch 2.
+    await leases.acquire("a1", "host-b", 60_000);
+    const took = await leases.report("host-a", [
+      { agentId: "a1", epoch: 1, lagMs: 5 }, // No longer host-a's.
+      { agentId: "a2", epoch: 1, lagMs: 1_250 },
+      { agentId: "b1", epoch: 1, lagMs: 7 }, // host-b's.
+    ]);
+    expect(took).toBe(1);
+    expect(await count("agent_leases", "replica_lag_ms IS NOT NULL")).toBe(1);
+    expect(await leases.report("host-a", [])).toBe(0);
+    await leases.release("b1", "host-b", 1);
+    const now = clock.now();
+    expect(await leases.list()).toEqual([
+      {
+        agentId: "a1",
+        host: "host-b",
+        epoch: 2,
+        expiresAt: now + 60_000,
+        live: true,
+        acquiredAt: now,
+        replicaLagMs: null,
+        replicaCheckedAt: null,
+      },
+      {
+        agentId: "a2",
+        host: "host-a",
+        epoch: 1,
+        expiresAt: now - 1_000 + 60_000,
+        live: true,
+        acquiredAt: now - 1_000,
+        replicaLagMs: 1_250,
+        replicaCheckedAt: now,
+      },
+      {
+        agentId: "b1",
+        host: null,
+        epoch: 1,
+        expiresAt: now,
+        live: false,
+        acquiredAt: now - 1_000,
+        replicaLagMs: null,
+        replicaCheckedAt: null,
+      },
+    ]);
+    await rejects(
+      leases.report("host-a", [{ agentId: "a2", epoch: 1, lagMs: -1 }]),
+      "E_INVALID_ARGUMENT",
+    );
   });
 
   it("releases a lease so that the next host wins at once, with the next epoch", async () => {

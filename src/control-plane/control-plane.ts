@@ -1,6 +1,11 @@
 import type { StateHome } from "../home.js";
 import type { Clock } from "../stores/checks.js";
-import type { AgentLease, LeaseFence } from "../stores/global/agent-lease-rows.js";
+import type {
+  AgentLease,
+  LeaseFence,
+  LeaseStatus,
+  ReplicaReport,
+} from "../stores/global/agent-lease-rows.js";
 import type {
   ClaimedDelivery,
   DeliveryEntry,
@@ -14,7 +19,9 @@ export type {
   DeliveryEntry,
   FailOptions,
   LeaseFence,
+  LeaseStatus,
   NewDeliveryEntry,
+  ReplicaReport,
 };
 
 export interface EnqueueOptions {
@@ -52,6 +59,8 @@ export interface ControlPlaneQueue {
   extend(queue: string, id: string, leaseId: string, leaseMs?: number): Promise<ClaimedDelivery>;
   get(queue: string, id: string): Promise<DeliveryEntry | undefined>;
   counts(queue: string): Promise<QueueCounts>;
+  /** The queues holding entries not yet settled (pending, in flight or dead-lettered), by name. */
+  queues(): Promise<string[]>;
   /**
    * Resolves true as soon as an entry of `queue` may be claimable (one is due now, one becomes due
    * within `timeoutMs`, or one was enqueued), false after `timeoutMs` without any. Only a hint:
@@ -74,6 +83,13 @@ export interface ControlPlaneLeases {
   release(agentId: string, host: string, epoch: number): Promise<boolean>;
   /** The live lease on the agent, or undefined when nobody holds it. */
   owner(agentId: string): Promise<AgentLease | undefined>;
+  /**
+   * Records how far behind each agent's replica is, for the leases `host` still holds under the
+   * reported epochs (others are skipped); returns how many took it.
+   */
+  report(host: string, reports: readonly ReplicaReport[]): Promise<number>;
+  /** Every agent's lease row, held, lapsed or released, by agent id. */
+  list(): Promise<LeaseStatus[]>;
 }
 
 export interface ControlPlane {

@@ -9,15 +9,20 @@ import {
   checkTtl,
   LEASE_SQL,
   type LeaseFence,
+  type LeaseStatus,
   leaseFromRow,
   leaseLostError,
+  leaseStatusFromRow,
   liveLease,
   notOwnerError,
+  REPORT_SQL,
+  type ReplicaReport,
+  replicaReportsJson,
 } from "../stores/global/agent-lease-rows.js";
 import type { ControlPlaneLeases } from "./control-plane.js";
 import { pgStatements, query } from "./pg-statements.js";
 
-const SQL = pgStatements("lease", LEASE_SQL);
+const SQL = pgStatements("lease", { ...LEASE_SQL, report: REPORT_SQL.postgres });
 
 /** Agent leases on PostgreSQL: the same statements as on SQLite (`LEASE_SQL`). */
 export class PgLeases implements ControlPlaneLeases {
@@ -53,6 +58,24 @@ export class PgLeases implements ControlPlaneLeases {
     const args = { ...checkLeaseArgs(agentId, host), epoch: checkEpoch(epoch) };
     const rows = await query<AgentLeaseRow>(this.pool, SQL.release, { ...args, now: this.clock() });
     return rows.length > 0;
+  }
+
+  async report(host: string, reports: readonly ReplicaReport[]): Promise<number> {
+    const { host: checked } = checkLeaseArgs("-", host);
+    if (reports.length === 0) return 0;
+    const json = replicaReportsJson(reports);
+    const rows = await query(this.pool, SQL.report, {
+      host: checked,
+      now: this.clock(),
+      reports: json,
+    });
+    return rows.length;
+  }
+
+  async list(): Promise<LeaseStatus[]> {
+    const now = this.clock();
+    const rows = await query<AgentLeaseRow>(this.pool, SQL.list, {});
+    return rows.map((row) => leaseStatusFromRow(row, now));
   }
 
   async owner(agentId: string): Promise<AgentLease | undefined> {

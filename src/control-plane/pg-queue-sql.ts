@@ -67,3 +67,7 @@ export const PG_QUEUE_SQL = {
   nextDue: `SELECT min(available_at) AS next FROM delivery_queue_entries
     WHERE queue_name = @queue AND status = 'pending'`,
 } as const;
+
+/** Queues with entries not yet settled; the same text on both backends. */
+export const QUEUE_NAMES_SQL = `SELECT DISTINCT queue_name FROM delivery_queue_entries
+  WHERE status IN ('pending', 'sending', 'unknown', 'failed') ORDER BY queue_name`;

@@ -21,11 +21,12 @@ import type {
   QueueCounts,
 } from "./control-plane.js";
 import { fenceParams } from "./pg-fence.js";
-import { PG_QUEUE_SQL } from "./pg-queue-sql.js";
-import { pgStatements, query } from "./pg-statements.js";
+import { PG_QUEUE_SQL, QUEUE_NAMES_SQL } from "./pg-queue-sql.js";
+import { pgStatement, pgStatements, query } from "./pg-statements.js";
 import type { WorkSignal } from "./work-signal.js";
 
 const SQL = pgStatements("queue", PG_QUEUE_SQL);
+const QUEUE_NAMES = pgStatement("queue_names", QUEUE_NAMES_SQL);
 
 /** The delivery queue on PostgreSQL: each call is one statement on a pooled connection. */
 export class PgQueue implements ControlPlaneQueue {
@@ -156,6 +157,11 @@ export class PgQueue implements ControlPlaneQueue {
       now: this.clock(),
     });
     return { pending: row?.pending ?? 0, leased: row?.leased ?? 0, failed: row?.failed ?? 0 };
+  }
+
+  async queues(): Promise<string[]> {
+    const rows = await query<{ queue_name: string }>(this.pool, QUEUE_NAMES, {});
+    return rows.map((r) => r.queue_name);
   }
 
   async waitForWork(queue: string, timeoutMs: number): Promise<boolean> {

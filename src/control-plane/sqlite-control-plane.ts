@@ -7,8 +7,10 @@ import type {
   ControlPlaneLeases,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
+  ReplicaReport,
   SqliteControlPlaneOptions,
 } from "./control-plane.js";
+import { QUEUE_NAMES_SQL } from "./pg-queue-sql.js";
 import { WorkSignal } from "./work-signal.js";
 
 /**
@@ -39,6 +41,7 @@ function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueO
     `SELECT min(available_at) AS next FROM delivery_queue_entries
      WHERE queue_name = ? AND status = 'pending'`,
   );
+  const queueNames = home.db.prepare<{ queue_name: string }>(QUEUE_NAMES_SQL);
   const queue: ControlPlaneQueue = {
     enqueue: async (name, entry, options = {}) => {
       const added = options.fence
@@ -54,6 +57,7 @@ function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueO
     extend: async (name, id, leaseId, leaseMs) => store.extend(name, id, leaseId, leaseMs),
     get: async (name, id) => store.get(name, id),
     counts: async (name) => store.counts(name),
+    queues: async () => queueNames.all().map((r) => r.queue_name),
     waitForWork: (name, timeoutMs) => {
       const ms = checkInteger("timeoutMs", timeoutMs, 0, 2_147_483_647);
       return signal.wait(name, ms, clock, async () => due.get(name)?.next ?? null);
@@ -83,5 +87,7 @@ function sqliteLeases(store: AgentLeaseStore): ControlPlaneLeases {
     release: async (agentId: string, host: string, epoch: number) =>
       store.release(agentId, host, epoch),
     owner: async (agentId: string) => store.owner(agentId),
+    report: async (host: string, reports: readonly ReplicaReport[]) => store.report(host, reports),
+    list: async () => store.list(),
   });
 }

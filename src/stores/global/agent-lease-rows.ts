@@ -9,6 +9,8 @@ export interface AgentLeaseRow {
   lease_expires_at: number;
   acquired_at: number;
   updated_at: number;
+  replica_lag_ms: number | null;
+  replica_checked_at: number | null;
 }
 
 export const AGENT_LEASE_COLUMNS = columnsOf<AgentLeaseRow>()(
@@ -18,6 +20,8 @@ export const AGENT_LEASE_COLUMNS = columnsOf<AgentLeaseRow>()(
   "lease_expires_at",
   "acquired_at",
   "updated_at",
+  "replica_lag_ms",
+  "replica_checked_at",
 );
 
 /** A host's hold on an agent: its writes for the agent are accepted while `epoch` is current. */
@@ -34,6 +38,52 @@ export interface AgentLease {
 export interface LeaseFence {
   agentId: string;
   epoch: number;
+}
+
+/** One agent's row as an operator sees it (`agentstate cluster status`). */
+export interface LeaseStatus {
+  agentId: string;
+  /** The host holding it; null once released (the row stays, for the epoch). */
+  host: string | null;
+  epoch: number;
+  expiresAt: number;
+  /** Held now: a host, and a deadline still ahead. */
+  live: boolean;
+  acquiredAt: number;
+  /** How long the replica had been behind the last commit when the host last looked (ms). */
+  replicaLagMs: number | null;
+  replicaCheckedAt: number | null;
+}
+
+/** What a host reports of one agent it owns, after a renewal. */
+export interface ReplicaReport {
+  agentId: string;
+  epoch: number;
+  lagMs: number;
+}
+
+export function leaseStatusFromRow(row: AgentLeaseRow, now: number): LeaseStatus {
+  return {
+    agentId: row.agent_id,
+    host: row.owner_host,
+    epoch: row.epoch,
+    expiresAt: row.lease_expires_at,
+    live: row.owner_host !== null && row.lease_expires_at > now,
+    acquiredAt: row.acquired_at,
+    replicaLagMs: row.replica_lag_ms,
+    replicaCheckedAt: row.replica_checked_at,
+  };
+}
+
+/** The reports as one JSON parameter (one statement for all of a host's agents). */
+export function replicaReportsJson(reports: readonly ReplicaReport[]): string {
+  return JSON.stringify(
+    reports.map((r) => ({
+      agent_id: checkText("agent id", r.agentId, 256),
+      epoch: checkEpoch(r.epoch),
+      lag_ms: checkInteger("lagMs", r.lagMs, 0, Number.MAX_SAFE_INTEGER),
+    })),
+  );
 }
 
 export function leaseFromRow(row: AgentLeaseRow): AgentLease {
@@ -75,6 +125,25 @@ export const LEASE_SQL = {
   release: `UPDATE agent_leases SET owner_host = NULL, lease_expires_at = @now, updated_at = @now
     WHERE agent_id = @agentId AND owner_host = @host AND epoch = @epoch RETURNING *`,
   select: "SELECT * FROM agent_leases WHERE agent_id = @agentId",
+  list: "SELECT * FROM agent_leases ORDER BY agent_id",
+} as const;
+
+/**
+ * A host's replica reports, applied only to the leases it still holds under the reported epoch
+ * (a report racing a takeover changes nothing). The JSON differs by backend, hence two texts.
+ */
+export const REPORT_SQL = {
+  sqlite: `UPDATE agent_leases SET replica_lag_ms = json_extract(r.value, '$.lag_ms'),
+      replica_checked_at = @now
+    FROM json_each(@reports) AS r
+    WHERE agent_leases.agent_id = json_extract(r.value, '$.agent_id')
+      AND agent_leases.epoch = json_extract(r.value, '$.epoch')
+      AND agent_leases.owner_host = @host`,
+  postgres: `UPDATE agent_leases SET replica_lag_ms = r.lag_ms, replica_checked_at = @now
+    FROM json_to_recordset(@reports::json) AS r(agent_id text, epoch bigint, lag_ms bigint)
+    WHERE agent_leases.agent_id = r.agent_id AND agent_leases.epoch = r.epoch
+      AND agent_leases.owner_host = @host
+    RETURNING agent_leases.agent_id`,
 } as const;
 
 export function checkLeaseArgs(agentId: unknown, host: unknown) {

@@ -10,10 +10,15 @@ import {
   checkTtl,
   LEASE_SQL,
   type LeaseFence,
+  type LeaseStatus,
   leaseFromRow,
   leaseLostError,
+  leaseStatusFromRow,
   liveLease,
   notOwnerError,
+  REPORT_SQL,
+  type ReplicaReport,
+  replicaReportsJson,
 } from "./agent-lease-rows.js";
 
 export type { AgentLease, LeaseFence } from "./agent-lease-rows.js";
@@ -28,6 +33,7 @@ export class AgentLeaseStore {
   private readonly db: Database;
   private readonly clock: Clock;
   private readonly sql: Statements;
+  private readonly reportSql: SqlStatement<never>;
 
   constructor(db: Database, clock: Clock = Date.now) {
     this.db = db;
@@ -35,6 +41,7 @@ export class AgentLeaseStore {
     const prepared: Record<string, SqlStatement<AgentLeaseRow>> = {};
     for (const [name, text] of Object.entries(LEASE_SQL)) prepared[name] = db.prepare(text);
     this.sql = prepared as Statements;
+    this.reportSql = db.prepare(REPORT_SQL.sqlite);
   }
 
   /** Wins `agentId` for `host` for `ttlMs`; E_NOT_OWNER (naming the owner) while another holds it. */
@@ -59,6 +66,20 @@ export class AgentLeaseStore {
   release(agentId: string, host: string, epoch: number): boolean {
     const args = { ...checkLeaseArgs(agentId, host), epoch: checkEpoch(epoch) };
     return this.sql.release.get({ ...args, now: this.clock() }) !== undefined;
+  }
+
+  /** Records how far behind each agent's replica is; returns how many of `host`'s leases took it. */
+  report(host: string, reports: readonly ReplicaReport[]): number {
+    const { host: checked } = checkLeaseArgs("-", host);
+    if (reports.length === 0) return 0;
+    const json = replicaReportsJson(reports);
+    return this.reportSql.run({ host: checked, now: this.clock(), reports: json }).changes;
+  }
+
+  /** Every agent's row, held, lapsed or released, by agent id. */
+  list(): LeaseStatus[] {
+    const now = this.clock();
+    return this.sql.list.all({}).map((row) => leaseStatusFromRow(row, now));
   }
 
   /** The live lease on the agent, or undefined when nobody holds it. */
