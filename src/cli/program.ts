@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
 import { registerBackup } from "./commands/backup.js";
+import { registerCluster } from "./commands/cluster.js";
 import { registerCron } from "./commands/cron.js";
 import { registerDeliveries } from "./commands/deliveries.js";
 import { registerDemo } from "./commands/demo.js";
@@ -56,5 +57,6 @@ export function buildProgram({ json = false }: { json?: boolean } = {}): Command
   registerUsage(program);
   registerDeliveries(program);
   registerServe(program);
+  registerCluster(program);
   return program;
 }
