@@ -1,6 +1,6 @@
 import { StateError } from "../db/errors.js";
 import type { AgentLease } from "../stores/global/agent-lease-rows.js";
-import { type LocalCommit, lastCommit, reached, shadowTarget } from "./commit-position.js";
+import { type LocalCommit, reached, shadowTarget, WalIndexReader } from "./commit-position.js";
 import { replicaPosition } from "./replica-layout.js";
 
 const POLL_MS = 50;
@@ -23,6 +23,8 @@ export class AgentOwnership {
   lost = false;
   /** Set while a release waits for the replica: writes are refused, the lease is still held. */
   paused = false;
+  /** Reads the WAL index; closed by `closeWalIndex` once the database is closed. */
+  private readonly walIndex: WalIndexReader;
   /** Commits seen at earlier checks and not yet in the replica, oldest first. */
   private readonly unreplicated: Observed[] = [];
 
@@ -35,6 +37,12 @@ export class AgentOwnership {
     private readonly marginMs: number,
   ) {
     this.deadline = requestedAt + leaseMs - marginMs;
+    this.walIndex = new WalIndexReader(dbPath);
+  }
+
+  /** Call once no connection of this process has the database open (see `WalIndexReader`). */
+  closeWalIndex(): void {
+    this.walIndex.close();
   }
 
   /**
@@ -67,7 +75,7 @@ export class AgentOwnership {
    * WAL segments (their lengths read from their LZ4 frames).
    */
   async durable(timeoutMs: number): Promise<void> {
-    const commit = lastCommit(this.dbPath);
+    const commit = this.walIndex.lastCommit();
     const until = Date.now() + timeoutMs;
     for (;;) {
       if (this.inReplica(commit)) return;
@@ -90,7 +98,7 @@ export class AgentOwnership {
    * steady writer whose replica keeps up shows about the sync interval, not the time it has written.
    */
   replicaLagMs(now: number): number {
-    const last = lastCommit(this.dbPath);
+    const last = this.walIndex.lastCommit();
     const newest = this.unreplicated.at(-1)?.commit;
     // An empty WAL (nothing written since the WAL started over) has no commit to wait for.
     const empty = last.end <= 32;
@@ -109,7 +117,7 @@ export class AgentOwnership {
   }
 
   private inReplica(commit: LocalCommit): boolean {
-    const target = shadowTarget(this.dbPath, commit);
+    const target = shadowTarget(this.walIndex, commit);
     return target !== undefined && reached(replicaPosition(this.prefix, target.generation), target);
   }
 

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -206,6 +206,35 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
     }
     await agent.durable();
     expect((await reportAfter(Date.now())).lag).toBe(0);
+  }, 30_000);
+
+  it("keeps SQLite's locks on the WAL index while durable() reads it", async () => {
+    const url = await freshDatabase();
+    const a = await host("a", url, tempDir());
+    const agent = await a.openAgent("x");
+    const shm = `${join(a.path, agentDbRelativePath("x"))}-shm`;
+    // This process's POSIX locks on the -shm, from the kernel's own table.
+    const { ino } = statSync(shm);
+    const locks = () =>
+      readFileSync("/proc/locks", "utf8")
+        .split("\n")
+        .filter((line) => {
+          const fields = line.trim().split(/\s+/);
+          const at = fields.indexOf("POSIX");
+          return (
+            at >= 0 &&
+            fields[at + 3] === String(process.pid) &&
+            fields[at + 4]?.split(":")[2] === String(ino)
+          );
+        }).length;
+    agent.transcripts.append("s1", { type: "note", text: "one" });
+    const before = locks();
+    expect(before).toBeGreaterThan(0);
+    for (let i = 0; i < 3; i++) {
+      agent.transcripts.append("s1", { type: "note", text: `more ${i}` });
+      await agent.durable();
+    }
+    expect(locks()).toBe(before);
   }, 30_000);
 
   it("reads the length of Litestream's WAL segments from their LZ4 frames, as Litestream logs it", async () => {

@@ -203,8 +203,11 @@ export class ClusterHome extends StateHome {
   private forget(agentId: string, reason: string): void {
     this.handles.get(agentId)?.unpin();
     this.handles.delete(agentId);
+    const ownership = this.owned.get(agentId);
     this.owned.delete(agentId);
     this.closeAgentDatabase(agentId, reason);
+    // After the database's connections (the checkpointer's too): its locks go with this close.
+    ownership?.closeWalIndex();
     void this.replicator.delete(agentId);
   }
 

@@ -11,15 +11,34 @@ export interface LocalCommit {
 /**
  * Reads the last commit from the WAL index (`-shm`): its header holds the frame count of the
  * committed WAL (`mxFrame`), the page size and the WAL's salt, so the position is known without
- * reading the WAL. Call it in the writing process, after the commit.
+ * reading the WAL. Use it in the writing process, after the commit.
+ *
+ * One descriptor, opened on the first read and kept: closing any descriptor of a file drops every
+ * POSIX lock the process holds on it, SQLite's locks on the -shm included, and another process
+ * (Litestream) opening the database then takes itself for the first and rebuilds the index under
+ * this process's mapping of it. `close` only once no connection of the process has the database
+ * open.
  */
-export function lastCommit(dbPath: string): LocalCommit {
-  const header = readBytes(`${dbPath}-shm`, 0, 48);
-  const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
-  const rawPage = view.getUint16(14, true);
-  const pageSize = rawPage === 1 ? 65_536 : rawPage;
-  const frames = view.getUint32(16, true);
-  return { salt: hex(header.subarray(32, 40)), end: 32 + frames * (pageSize + 24) };
+export class WalIndexReader {
+  private fd: number | undefined;
+  private readonly buffer = Buffer.alloc(48);
+
+  constructor(readonly dbPath: string) {}
+
+  lastCommit(): LocalCommit {
+    this.fd ??= openSync(`${this.dbPath}-shm`, "r");
+    const read = readSync(this.fd, this.buffer, 0, 48, 0);
+    const view = new DataView(this.buffer.buffer, this.buffer.byteOffset, read);
+    const rawPage = view.getUint16(14, true);
+    const pageSize = rawPage === 1 ? 65_536 : rawPage;
+    const frames = view.getUint32(16, true);
+    return { salt: hex(this.buffer.subarray(32, 40)), end: 32 + frames * (pageSize + 24) };
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
 }
 
 /** Litestream 0.3 keeps its shadow WAL beside the database, in `.<name>-litestream/`. */
@@ -34,7 +53,11 @@ export function shadowDir(dbPath: string): string {
  * the first index with the current salt stands for it: the restart needed Litestream's read of
  * every earlier frame first.
  */
-export function shadowTarget(dbPath: string, commit: LocalCommit): WalPosition | undefined {
+export function shadowTarget(
+  walIndex: WalIndexReader,
+  commit: LocalCommit,
+): WalPosition | undefined {
+  const { dbPath } = walIndex;
   const dir = shadowDir(dbPath);
   let generation: string;
   try {
@@ -52,7 +75,7 @@ export function shadowTarget(dbPath: string, commit: LocalCommit): WalPosition |
   }
   const index = salts.get(commit.salt);
   if (index !== undefined) return { generation, index, offset: commit.end };
-  const current = lastCommit(dbPath).salt;
+  const current = walIndex.lastCommit().salt;
   const next = current === commit.salt ? undefined : salts.get(current);
   return next === undefined ? undefined : { generation, index: next, offset: 32 };
 }
