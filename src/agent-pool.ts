@@ -1,8 +1,21 @@
+import { processCheckpointer } from "./db/checkpointer.js";
 import type { Database } from "./db/database.js";
 
 export const DEFAULT_MAX_OPEN_AGENTS = 64;
 /** Far above any useful pool: past it the process runs out of file descriptors anyway. */
 export const MAX_MAX_OPEN_AGENTS = 100_000;
+/**
+ * Slots of the cap kept for an evicted database whose connection waits for the checkpointer
+ * thread to hold its file (see `Database.beginClose`): its 3 descriptors, and the thread's own
+ * connection to it, are open meanwhile. One such close at a time; while it waits, the next
+ * eviction closes on the caller. A pool smaller than `MIN_CAP_FOR_HANDOFF` keeps every slot and
+ * closes on the caller.
+ */
+const HANDOFF_RESERVE = 4;
+const MAX_CLOSING = 2;
+const MIN_CAP_FOR_HANDOFF = 8;
+/** How soon a wait is looked at again when no use of the pool comes first. */
+const CLOSING_POLL_MS = 2;
 
 /** What the pool needs of an open agent. */
 export interface PooledAgent {
@@ -24,6 +37,11 @@ export interface AgentPoolStats {
   evicted: number;
   /** Opens that went past the cap because every open agent was pinned or mid-transaction. */
   openedOverCap: number;
+  /**
+   * Evictions whose close was left to the checkpointer thread (SQLite's checkpoint at a file's
+   * last close runs there, not on the caller).
+   */
+  closedOffThread: number;
 }
 
 interface Entry<T extends PooledAgent> {
@@ -44,11 +62,19 @@ export class AgentPool<T extends PooledAgent> {
   private opened = 0;
   private evicted = 0;
   private openedOverCap = 0;
+  private closedOffThread = 0;
+  /** Evicted, refused to callers, their connections closing once the thread holds their files. */
+  private readonly closing: { agentId: string; db: Database }[] = [];
+  /** Agents open at most: the cap, less the slots kept for a close handed to the thread. */
+  private readonly liveCap: number;
+  private closingTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly maxOpen: number,
     private readonly evictionReason: (agentId: string) => string,
-  ) {}
+  ) {
+    this.liveCap = maxOpen >= MIN_CAP_FOR_HANDOFF ? maxOpen - HANDOFF_RESERVE : maxOpen;
+  }
 
   /** The open agent, now the most recently used; undefined when it is not open. */
   use(agentId: string): T | undefined {
@@ -107,15 +133,19 @@ export class AgentPool<T extends PooledAgent> {
       opened: this.opened,
       evicted: this.evicted,
       openedOverCap: this.openedOverCap,
+      closedOffThread: this.closedOffThread,
     };
   }
 
-  /** Closes one agent's database, pinned or not; its next use opens it again. */
+  /**
+   * Closes one agent's database, pinned or not; its next use opens it again. On return no thread
+   * of the process holds its file: the caller may replace it.
+   */
   close(agentId: string, reason: string): void {
     const entry = this.entries.get(agentId);
-    if (entry === undefined) return;
     this.entries.delete(agentId);
-    entry.agent.db.close(reason);
+    entry?.agent.db.close(reason);
+    this.settleClosing();
   }
 
   /** Closes every agent database, pinned or not (the home is closing). */
@@ -124,6 +154,30 @@ export class AgentPool<T extends PooledAgent> {
       entry.agent.db.close(`agent "${agentId}" is closed: its home was closed`);
     }
     this.entries.clear();
+    this.settleClosing();
+  }
+
+  /** Every closing connection closed, and the checkpointer done with their files. */
+  private settleClosing(): void {
+    for (const { db } of this.closing.splice(0)) db.close();
+    clearTimeout(this.closingTimer);
+    this.closingTimer = undefined;
+    processCheckpointer().barrier();
+  }
+
+  /** Closes the connections whose files the thread holds now; looks again soon for the others. */
+  private sweepClosing(): void {
+    let kept = 0;
+    for (const closing of this.closing) {
+      if (closing.db.closeIfHandedOff()) this.closedOffThread++;
+      else this.closing[kept++] = closing;
+    }
+    this.closing.length = kept;
+    if (this.closing.length === 0 || this.closingTimer !== undefined) return;
+    this.closingTimer = setTimeout(() => {
+      this.closingTimer = undefined;
+      this.sweepClosing();
+    }, CLOSING_POLL_MS).unref();
   }
 
   /**
@@ -133,19 +187,38 @@ export class AgentPool<T extends PooledAgent> {
    * more agent.
    */
   private trim(keep?: string): void {
+    if (this.closing.length > 0) this.sweepClosing();
     let served = 0;
     for (const entry of this.entries.values()) if (entry.agent.db.checkpointerServed) served++;
-    const fits = () => this.entries.size + Math.ceil(served / 3) <= this.maxOpen;
+    const fits = () => this.entries.size + Math.ceil(served / 3) <= this.liveCap;
     if (fits()) return;
     for (const [agentId, entry] of this.entries) {
-      if (fits()) return;
+      if (fits()) break;
       // A transaction in progress means a caller is inside it, pinned or not.
       if (agentId === keep || entry.pins > 0 || entry.agent.db.inTransaction) continue;
       if (entry.agent.db.checkpointerServed) served--;
       this.entries.delete(agentId);
-      entry.agent.db.close(this.evictionReason(agentId));
-      this.evicted++;
+      this.evict(agentId, entry.agent.db);
     }
+    if (this.closing.length > 0) this.sweepClosing();
+  }
+
+  private evict(agentId: string, db: Database): void {
+    const reason = this.evictionReason(agentId);
+    this.evicted++;
+    if (this.liveCap === this.maxOpen || this.closing.length >= MAX_CLOSING) db.close(reason);
+    else if (db.beginClose(reason)) this.closing.push({ agentId, db });
+  }
+
+  /**
+   * Closes the agent's connection now if the pool is closing it: its database is about to open
+   * again, and a second connection next to one on its way out would share its file's locks.
+   */
+  finishClosing(agentId: string): void {
+    const at = this.closing.findIndex((closing) => closing.agentId === agentId);
+    if (at === -1) return;
+    const [closing] = this.closing.splice(at, 1);
+    closing?.db.close();
   }
 }
 

@@ -196,6 +196,7 @@ export class StateHome extends GlobalStores implements AgentSource {
         { details: { agentId, path: dbPath } },
       );
     }
+    this.pool.finishClosing(agentId);
     const db = openHomeDatabase(dbPath, "agent", this.openOptions);
     if (!this.openOptions.readonly) {
       try {

@@ -7,7 +7,13 @@ import type {
   SqlRunResult,
   SqlStatement,
 } from "./driver.js";
-import { StateError, type StatementOwner, statementError, wrapSqliteError } from "./errors.js";
+import {
+  refuseRetired,
+  StateError,
+  type StatementOwner,
+  statementError,
+  wrapSqliteError,
+} from "./errors.js";
 
 type BetterSqlite3Constructor = typeof BetterSqlite3;
 let loaded: BetterSqlite3Constructor | undefined;
@@ -37,6 +43,7 @@ class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
   ) {}
 
   run(...params: SqlParams): SqlRunResult {
+    refuseRetired(this.owner);
     try {
       return this.statement.run(...params);
     } catch (error) {
@@ -45,6 +52,7 @@ class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
   }
 
   get(...params: SqlParams): Row | undefined {
+    refuseRetired(this.owner);
     try {
       return this.statement.get(...params) as Row | undefined;
     } catch (error) {
@@ -53,6 +61,7 @@ class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
   }
 
   all(...params: SqlParams): Row[] {
+    refuseRetired(this.owner);
     try {
       return this.statement.all(...params) as Row[];
     } catch (error) {
@@ -61,6 +70,7 @@ class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
   }
 
   iterate(...params: SqlParams): IterableIterator<Row> {
+    refuseRetired(this.owner);
     try {
       return this.statement.iterate(...params) as IterableIterator<Row>;
     } catch (error) {
@@ -72,6 +82,7 @@ class BetterSqlite3Statement<Row> implements SqlStatement<Row> {
 class BetterSqlite3Driver implements SqlDriver, StatementOwner {
   readonly name = "better-sqlite3";
   closedReason: string | undefined;
+  retired = false;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -83,7 +94,7 @@ class BetterSqlite3Driver implements SqlDriver, StatementOwner {
   }
 
   get open(): boolean {
-    return this.db.open;
+    return !this.retired && this.db.open;
   }
 
   prepare<Row>(sql: string): SqlStatement<Row> {
@@ -105,6 +116,11 @@ class BetterSqlite3Driver implements SqlDriver, StatementOwner {
   close(reason?: string): void {
     this.closedReason = reason;
     this.db.close();
+  }
+
+  retire(reason?: string): void {
+    this.closedReason = reason;
+    this.retired = true;
   }
 }
 

@@ -7,6 +7,7 @@ import {
   GATE_HELD,
   type ToCheckpointer,
 } from "./checkpointer-protocol.js";
+import type { DriverName } from "./driver.js";
 import { driverFactory } from "./driver-choice.js";
 import { WalKeeper } from "./wal-keeper.js";
 
@@ -33,17 +34,41 @@ function tick(): void {
   }
 }
 
+function acknowledge(seq: number): void {
+  Atomics.store(ack, 0, seq);
+  Atomics.notify(ack, 0);
+}
+
+/** False when the file is gone or unreadable meanwhile: its writer's own close then checkpoints it. */
+function hold(path: string, driver: DriverName): boolean {
+  try {
+    keeper.activate(path, driverFactory(driver), Date.now());
+  } catch {
+    return false;
+  }
+  timer ??= setInterval(tick, data.tickMs);
+  return true;
+}
+
 port.on("message", (message: ToCheckpointer) => {
-  if (message.type === "active") {
-    try {
-      keeper.activate(message.path, driverFactory(message.driver), Date.now());
-    } catch {
-      return; // A file gone or unreadable meanwhile: its writer's own close will checkpoint it.
-    }
-    timer ??= setInterval(tick, data.tickMs);
-  } else {
-    keeper.drop(message.path);
-    Atomics.store(ack, 0, message.seq);
-    Atomics.notify(ack, 0);
+  switch (message.type) {
+    case "active":
+      hold(message.path, message.driver);
+      return;
+    case "adopt":
+      hold(message.path, message.driver);
+      acknowledge(message.seq);
+      return;
+    case "release":
+      // The last connection to the file: SQLite copies the WAL back and removes it here.
+      keeper.drop(message.path);
+      acknowledge(message.seq);
+      return;
+    case "drop":
+      keeper.drop(message.path);
+      acknowledge(message.seq);
+      return;
+    case "barrier":
+      acknowledge(message.seq);
   }
 });

@@ -35,6 +35,10 @@ export class Checkpointer {
   private readonly open = new Map<string, number>();
   /** Paths the thread may hold a connection to. */
   private readonly announced = new Set<string>();
+  /** Paths handed to the thread (see `handOff`), by the `seq` of their `adopt`. */
+  private readonly adopting = new Map<string, number>();
+  /** Paths whose `release` the thread may not have done yet, by its `seq`. */
+  private readonly releasing = new Map<string, number>();
   private readonly fallbacks = new Set<() => void>();
 
   /**
@@ -67,21 +71,82 @@ export class Checkpointer {
   }
 
   /**
-   * A database is closing. When it is the process's last one on `path`, the thread closes its
-   * connection first, and this waits for that (bounded): SQLite deletes the -wal and -shm files
-   * only when the last connection closes, and that must be the caller's.
+   * A database is closing; call what this returns, if anything, once its connection is closed.
+   * When it is the process's last one on `path`, the thread closes its connection first, and this
+   * waits for that (bounded): SQLite deletes the -wal and -shm files only when the last connection
+   * closes, and that must be the caller's. Unless the file was handed off (`handOff`): then the
+   * caller's close comes first and is cheap, and the thread's, told after it, is the last.
    */
-  detach(path: string, fallback: () => void): void {
+  detach(path: string, fallback: () => void): (() => void) | undefined {
     this.fallbacks.delete(fallback);
     const left = (this.open.get(path) ?? 1) - 1;
     if (left > 0) {
       this.open.set(path, left);
-      return;
+      return undefined;
     }
     this.open.delete(path);
-    if (!this.announced.delete(path) || this.worker === null) return;
+    const worker = this.worker;
+    const handedOff = this.adopting.delete(path);
+    if (!this.announced.delete(path) && !handedOff) return undefined;
+    if (worker === null) return undefined;
+    if (handedOff) {
+      return () => {
+        const seq = ++this.seq;
+        worker.postMessage({ type: "release", path, seq } satisfies ToCheckpointer);
+        this.releasing.set(path, seq);
+      };
+    }
     const seq = ++this.seq;
-    this.worker.postMessage({ type: "drop", path, seq } satisfies ToCheckpointer);
+    worker.postMessage({ type: "drop", path, seq } satisfies ToCheckpointer);
+    if (!this.waitForAck(seq)) this.fail();
+    return undefined;
+  }
+
+  /**
+   * Asks the thread to hold a connection of its own to `path`, so that the caller's connection
+   * (the process's last on it) can close without being the file's last: SQLite's checkpoint at
+   * the last close (the WAL copied back, two fsyncs) then runs on the thread, after the caller's
+   * close. Returns the ticket `adopted` answers for, or undefined when the caller's close should
+   * simply go ahead (no thread here, or another connection of this process is open on the file).
+   */
+  handOff(path: string, driver: DriverName): number | undefined {
+    if (this.open.get(path) !== 1) return undefined;
+    const worker = this.start();
+    if (worker === null) return undefined;
+    const seq = ++this.seq;
+    worker.postMessage({ type: "adopt", path, driver, seq } satisfies ToCheckpointer);
+    this.adopting.set(path, seq);
+    return seq;
+  }
+
+  /** Whether the thread holds the file of ticket `seq` (or is gone: the close goes ahead then). */
+  adopted(seq: number): boolean {
+    return this.worker === null || Atomics.load(this.ack, 0) >= seq;
+  }
+
+  /**
+   * Call before touching `path` with anything but SQLite (a header read, a rename): waits
+   * (bounded) while the thread may still hold the file after a `handOff`. Closing any descriptor
+   * of a file drops every POSIX lock the process holds on it, the thread connection's included.
+   */
+  settle(path: string): void {
+    const seq = this.releasing.get(path) ?? this.adopting.get(path);
+    if (seq === undefined) return;
+    if (Atomics.load(this.ack, 0) < seq && this.worker !== null && !this.waitForAck(seq)) {
+      this.fail();
+    }
+    if (this.releasing.get(path) === seq) this.releasing.delete(path);
+  }
+
+  /**
+   * Waits (bounded) until the thread has done every message sent before: after it, the thread
+   * holds no connection to a file this process has closed, so the file can be replaced.
+   */
+  barrier(): void {
+    this.releasing.clear();
+    if (this.worker === null) return;
+    const seq = ++this.seq;
+    this.worker.postMessage({ type: "barrier", seq } satisfies ToCheckpointer);
     if (!this.waitForAck(seq)) this.fail();
   }
 
@@ -165,6 +230,8 @@ export class Checkpointer {
     this.worker = null;
     void worker?.terminate();
     this.announced.clear();
+    this.adopting.clear();
+    this.releasing.clear();
     for (const fallback of this.fallbacks) fallback();
     this.fallbacks.clear();
   }

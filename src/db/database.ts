@@ -138,6 +138,8 @@ export class Database {
   private closedReason: string | undefined;
   private readonly closeHooks: (() => void)[] = [];
   private writeGuard: (() => void) | null = null;
+  /** Set between `beginClose` and the connection's close: the thread's `adopt` to wait for. */
+  private handOffTicket: number | undefined;
 
   constructor(
     driver: SqlDriver,
@@ -445,13 +447,60 @@ export class Database {
    * given, is what any later use of this handle (or of a statement prepared on it) fails with.
    */
   close(reason?: string): void {
+    if (this.handOffTicket !== undefined) {
+      this.finishClose();
+      return;
+    }
     if (!this.driver.open) return;
     this.closedReason = reason;
     for (const hook of this.closeHooks.splice(0)) hook();
+    this.closeConnection();
+  }
+
+  /**
+   * Starts a close whose cost stays off the caller: from now on every use is refused (`E_CLOSED`
+   * with `reason`, as after `close`), but the connection itself closes only once the checkpointer
+   * thread holds one of its own to the file (`closeIfHandedOff`), so that SQLite's checkpoint at
+   * the file's last close (the WAL copied back, two fsyncs: about a millisecond) runs on that
+   * thread. Closes at once, returning false, when the thread cannot take it (none, a transaction
+   * open, another connection of this process on the file).
+   */
+  beginClose(reason?: string): boolean {
+    if (!this.driver.open) return false;
+    const driver = this.driver;
+    const ticket =
+      driver.retire === undefined || driver.inTransaction ? undefined : this.signal?.handOff();
+    if (ticket === undefined || driver.retire === undefined) {
+      this.close(reason);
+      return false;
+    }
+    this.closedReason = reason;
+    for (const hook of this.closeHooks.splice(0)) hook();
+    driver.retire(reason);
+    this.handOffTicket = ticket;
+    return true;
+  }
+
+  /** Closes a connection `beginClose` left open once the thread holds the file; true when closed. */
+  closeIfHandedOff(): boolean {
+    const ticket = this.handOffTicket;
+    if (ticket === undefined) return true;
+    if (!processCheckpointer().adopted(ticket)) return false;
+    this.finishClose();
+    return true;
+  }
+
+  private finishClose(): void {
+    this.handOffTicket = undefined;
+    this.closeConnection();
+  }
+
+  private closeConnection(): void {
     const signal = this.signal;
     this.signal = null;
-    signal?.close();
-    this.driver.close(reason);
+    const closed = signal?.close();
+    this.driver.close(this.closedReason);
+    closed?.();
   }
 
   get inTransaction(): boolean {
@@ -508,6 +557,8 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
   const checkpoints = resolveCheckpoints(options.checkpoints);
   assertNotDamaged(path);
   if (mode === "wal") assertWalSafe(dirname(path), filesystemTypeOf(dirname(path)));
+  // The header is read with Node's fs: its close must not drop a connection's locks on the file.
+  processCheckpointer().settle(path);
   const probe = probeDatabaseFile(path);
   const supported = latestSchemaVersion(options.role);
   if (probe.headerUserVersion > supported) {

@@ -31,6 +31,11 @@ export interface SqlDriver {
   exec(sql: string): void;
   /** `reason` becomes the message of the `E_CLOSED` a later use of the connection gets. */
   close(reason?: string): void;
+  /**
+   * Refuses every later use as `close(reason)` would (`open` turns false), while the connection
+   * itself stays open until `close`: its close can then wait for a moment when it is cheap.
+   */
+  retire?(reason?: string): void;
 }
 
 export interface DriverOpenOptions {

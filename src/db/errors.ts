@@ -71,6 +71,8 @@ export interface StatementOwner {
   readonly open: boolean;
   /** Why the connection was closed, when its closer said (an evicted agent, say). */
   readonly closedReason: string | undefined;
+  /** Refusing every use while its close waits to happen (see `SqlDriver.retire`). */
+  readonly retired: boolean;
 }
 
 /** `E_CLOSED` for a use of a closed connection, with the closer's reason when there is one. */
@@ -81,6 +83,11 @@ export function closedError(path: string, reason?: string): StateError {
 }
 
 /** A statement's failure: `E_CLOSED` once its connection is closed, else the wrapped error. */
+/** A statement of a retired connection runs nothing: `E_CLOSED`, as once it is closed. */
+export function refuseRetired(owner: StatementOwner): void {
+  if (owner.retired) throw closedError(owner.path, owner.closedReason);
+}
+
 export function statementError(error: unknown, owner: StatementOwner): unknown {
   return owner.open
     ? wrapSqliteError(error, owner.path)

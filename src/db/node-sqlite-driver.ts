@@ -8,7 +8,13 @@ import type {
   SqlStatement,
   SqlValue,
 } from "./driver.js";
-import { StateError, type StatementOwner, statementError, wrapSqliteError } from "./errors.js";
+import {
+  refuseRetired,
+  StateError,
+  type StatementOwner,
+  statementError,
+  wrapSqliteError,
+} from "./errors.js";
 import { sqliteCodeName } from "./sqlite-codes.js";
 
 // The part of node:sqlite agentstate calls, declared here: the project's Node types predate it.
@@ -110,6 +116,7 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
   ) {}
 
   run(...params: SqlParams): SqlRunResult {
+    refuseRetired(this.owner);
     try {
       return this.statement.run(...bindable(params));
     } catch (error) {
@@ -118,6 +125,7 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
   }
 
   get(...params: SqlParams): Row | undefined {
+    refuseRetired(this.owner);
     try {
       const row = this.statement.get(...bindable(params));
       return (row === undefined ? undefined : plainRow(row)) as Row | undefined;
@@ -127,6 +135,7 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
   }
 
   all(...params: SqlParams): Row[] {
+    refuseRetired(this.owner);
     try {
       return this.statement.all(...bindable(params)).map(plainRow) as Row[];
     } catch (error) {
@@ -141,6 +150,7 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
   }
 
   *iterate(...params: SqlParams): IterableIterator<Row> {
+    refuseRetired(this.owner);
     let rows: IterableIterator<NodeRow>;
     try {
       rows = this.statement.iterate(...bindable(params));
@@ -168,6 +178,7 @@ class NodeSqliteStatement<Row> implements SqlStatement<Row> {
 class NodeSqliteDriver implements SqlDriver, StatementOwner {
   readonly name = "node";
   closedReason: string | undefined;
+  retired = false;
 
   constructor(
     private readonly db: NodeDatabase,
@@ -179,7 +190,7 @@ class NodeSqliteDriver implements SqlDriver, StatementOwner {
   }
 
   get open(): boolean {
-    return this.db.isOpen;
+    return !this.retired && this.db.isOpen;
   }
 
   prepare<Row>(sql: string): SqlStatement<Row> {
@@ -204,6 +215,11 @@ class NodeSqliteDriver implements SqlDriver, StatementOwner {
   close(reason?: string): void {
     this.closedReason = reason;
     this.db.close();
+  }
+
+  retire(reason?: string): void {
+    this.closedReason = reason;
+    this.retired = true;
   }
 }
 

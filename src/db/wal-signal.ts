@@ -134,14 +134,20 @@ export class WalSignal {
     callerCatchUps.longestMs = Math.max(callerCatchUps.longestMs, ms);
   }
 
-  close(): void {
+  /** See `Checkpointer.handOff`: the ticket to wait for before closing, if the thread takes it. */
+  handOff(): number | undefined {
+    return this.checkpointer.handOff(this.path, this.driver);
+  }
+
+  /** Returns what to call once the connection is closed, if anything (see `Checkpointer.detach`). */
+  close(): (() => void) | undefined {
     if (this.timer !== null) clearTimeout(this.timer);
     if (this.retry !== null) clearTimeout(this.retry);
     this.timer = null;
     this.retry = null;
     this.checkpointer.letGo(this);
     this.since = 0;
-    this.checkpointer.detach(this.path, this.hooks.fallback);
+    return this.checkpointer.detach(this.path, this.hooks.fallback);
   }
 }
 

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -71,6 +72,40 @@ describe("a process touching many agents", () => {
       expect(pool.opened).toBeGreaterThanOrEqual(120);
       expect(peak - before, `cap ${cap}`).toBeLessThanOrEqual(3 * cap + 20);
       expect(messagesOf(home, "agent-59")).toBe(2);
+    }
+  }, 120_000);
+
+  it("leaves evicted agents' closes to the checkpointer thread: nothing lost, a stale handle refused, no -wal left", () => {
+    const home = tempDir();
+    const agents = 100;
+    const result = spawnSync(process.execPath, [CHILD, "evict", home, String(agents)], {
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    const { pool, staleCode } = JSON.parse(result.stdout);
+    expect(staleCode).toBe("E_CLOSED");
+    expect(pool.evicted).toBeGreaterThanOrEqual(2 * agents - 16);
+    expect(pool.closedOffThread).toBeGreaterThan(0);
+    // After the home closed, every file is whole and alone: no WAL, no index, no thread holding it.
+    const left = readdirSync(home, { recursive: true }).map(String);
+    expect(left.filter((name) => /-(wal|shm)$/.test(name))).toEqual([]);
+    for (let i = 0; i < agents; i++) {
+      const raw = openRawSqlite(join(home, agentDbRelativePath(`agent-${i}`)), {
+        fileMustExist: true,
+        readonly: true,
+      });
+      try {
+        expect(raw.pragma("quick_check", { simple: true })).toBe("ok");
+        const events = raw.prepare("SELECT event_json FROM transcript_events").all();
+        const messages = events.filter(
+          (row) => JSON.parse((row as { event_json: string }).event_json).type === "message",
+        );
+        expect(messages).toHaveLength(3);
+      } finally {
+        raw.close();
+      }
     }
   }, 120_000);
 
