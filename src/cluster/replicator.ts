@@ -1,6 +1,13 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import {
+  type SupervisedLitestream,
+  stopSupervised,
+  superviseLitestream,
+} from "./litestream-supervisor.js";
+
+/** Litestream's log past which a (re)start moves it to `litestream.log.1`. */
+export const LITESTREAM_LOG_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /** One database Litestream ships, and the directory its replica goes to. */
 export interface ReplicatedDatabase {
@@ -12,27 +19,27 @@ export interface ReplicatedDatabase {
  * The host's one Litestream process (`litestream replicate`), over the databases of the agents
  * the host owns. Litestream 0.3.13 has no reload (a SIGHUP leaves it on its old config), so a
  * change of the set writes a new config and restarts the process; changes made meanwhile are
- * folded into one restart.
+ * folded into one restart. The process follows its host: it stops (after a final sync) when the
+ * host exits, however it exits (see litestream-supervisor.ts).
  */
 export class Replicator {
   private readonly databases = new Map<string, ReplicatedDatabase>();
-  private child: ChildProcess | undefined;
+  private running: SupervisedLitestream | undefined;
   private chain: Promise<void> = Promise.resolve();
   private pending = false;
-  private readonly killAtExit = () => this.child?.kill("SIGKILL");
 
   constructor(
     private readonly binary: string,
     private readonly dir: string,
     private readonly syncIntervalMs: number,
+    private readonly logLimitBytes = LITESTREAM_LOG_LIMIT_BYTES,
   ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    process.once("exit", this.killAtExit);
   }
 
-  /** The running Litestream's process id, if one runs. */
+  /** The running Litestream's own process id (not its supervisor's), if one runs. */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.running?.pid;
   }
 
   get size(): number {
@@ -55,7 +62,6 @@ export class Replicator {
   async close(): Promise<void> {
     this.databases.clear();
     await this.restart();
-    process.off("exit", this.killAtExit);
   }
 
   private restart(): Promise<void> {
@@ -64,12 +70,12 @@ export class Replicator {
     this.chain = this.chain.then(async () => {
       this.pending = false;
       await this.stop();
-      if (this.databases.size > 0) this.start();
+      if (this.databases.size > 0) await this.start();
     });
     return this.chain;
   }
 
-  private start(): void {
+  private async start(): Promise<void> {
     const config = join(this.dir, "litestream.yml");
     const interval = `${this.syncIntervalMs}ms`;
     // JSON is YAML: no YAML writer needed, and paths are quoted whatever they hold.
@@ -78,25 +84,34 @@ export class Replicator {
       replicas: [{ type: "file", path: db.replica, "sync-interval": interval }],
     }));
     writeFileSync(config, `${JSON.stringify({ dbs }, null, 2)}\n`, { mode: 0o600 });
-    const log = openSync(join(this.dir, "litestream.log"), "a", 0o600);
+    const logPath = join(this.dir, "litestream.log");
+    rotateLog(logPath, this.logLimitBytes);
+    const log = openSync(logPath, "a", 0o600);
     try {
-      this.child = spawn(this.binary, ["replicate", "-no-expand-env", "-config", config], {
-        stdio: ["ignore", log, log],
-      });
+      const args = ["replicate", "-no-expand-env", "-config", config];
+      this.running = await superviseLitestream(this.binary, args, log);
     } finally {
       closeSync(log);
     }
-    this.child.on("error", () => {}); // A spawn failure shows as an exit; durable() then waits.
   }
 
   private async stop(): Promise<void> {
-    const child = this.child;
-    this.child = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-    await exited;
-    clearTimeout(timer);
+    const running = this.running;
+    this.running = undefined;
+    if (running) await stopSupervised(running, 5_000);
   }
+}
+
+/**
+ * Keeps one older log: the log is opened in append mode on every restart (each change of the
+ * owned set is one), so without a bound it would grow for as long as the host runs.
+ */
+function rotateLog(path: string, limitBytes: number): void {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    return; // No log yet.
+  }
+  if (size > limitBytes) renameSync(path, `${path}.1`);
 }

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -221,6 +222,59 @@ describe("failover between host processes (PostgreSQL, Litestream, kill -9, SIGS
     ]);
   }, 60_000);
 });
+
+describe("a host's Litestream follows the host", () => {
+  it("a host killed with -9 takes its Litestream with it within seconds, after a final sync of the commits in its WAL", async () => {
+    const url = await freshDatabase();
+    const replicas = tempDir();
+    // A sync interval far past the test: after Litestream's first sync at start, only the final
+    // sync it makes on SIGTERM can ship a commit.
+    const a = new HostProcess({
+      home: tempDir(),
+      host: "a",
+      controlPlane: url,
+      replicas,
+      leaseMs: LEASE_MS,
+      syncMs: 600_000,
+    });
+    hosts.push(a);
+    const opened = await open(a, "x");
+    expect(opened).toMatchObject({ ok: true, epoch: 1 });
+    const litestream = opened.litestreamPid as number;
+    expect(readFileSync(`/proc/${litestream}/cmdline`, "utf8").split("\0")).toContain("replicate");
+    await new Promise((r) => setTimeout(r, 1_500)); // Litestream's first sync, at its start.
+    expect(notesIn(restoreReplica(join(replicas, "x", "e1")))).toEqual([]);
+    for (const text of ["w0", "w1", "w2"]) {
+      expect(await a.send({ op: "append", agent: "x", text })).toMatchObject({ ok: true });
+    }
+
+    a.kill("SIGKILL");
+    const killedAt = Date.now();
+    await waitFor(() => !alive(litestream), 10_000);
+    console.log(`litestream exited ${Date.now() - killedAt} ms after its host's kill -9`);
+    expect(notesIn(restoreReplica(join(replicas, "x", "e1")))).toEqual(["w0", "w1", "w2"]);
+  }, 60_000);
+});
+
+/** What a replica holds, restored by Litestream itself into a fresh file. */
+function restoreReplica(replica: string): string {
+  const restored = join(tempDir(), "restored.sqlite");
+  execFileSync(litestreamBinary(), ["restore", "-o", restored, pathToFileURL(replica).href], {
+    stdio: "ignore",
+    timeout: 30_000,
+  });
+  return restored;
+}
+
+/** Whether the process runs: a zombie (exited, not yet reaped) does not. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
 
 async function waitForAsync(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
