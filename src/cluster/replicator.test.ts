@@ -38,14 +38,27 @@ function running(pid: number): boolean {
   }
 }
 
+function argvOf(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe("Replicator: the host's Litestream process", () => {
   it("reports Litestream's own pid, and close() returns once that process is gone", async () => {
     const dir = tempDir();
     const r = replicator(join(dir, "cluster"));
     await r.set("a", { path: database(dir), replica: join(dir, "replica") });
     const pid = r.pid as number;
-    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-    expect(argv.slice(0, 2)).toEqual([litestreamBinary(), "replicate"]);
+    // The supervisor's fork of itself, reported before its exec of Litestream.
+    await waitFor(() => argvOf(pid)[1] === "replicate", 5_000);
+    expect(argvOf(pid)[0]).toBe(litestreamBinary());
     await r.close();
     expect(r.pid).toBeUndefined();
     expect(running(pid)).toBe(false);

@@ -241,7 +241,8 @@ describe("a host's Litestream follows the host", () => {
     const opened = await open(a, "x");
     expect(opened).toMatchObject({ ok: true, epoch: 1 });
     const litestream = opened.litestreamPid as number;
-    expect(readFileSync(`/proc/${litestream}/cmdline`, "utf8").split("\0")).toContain("replicate");
+    const argv = () => readFileSync(`/proc/${litestream}/cmdline`, "utf8").split("\0");
+    await waitFor(() => argv().includes("replicate"), 5_000); // Once the supervisor's fork execs it.
     await new Promise((r) => setTimeout(r, 1_500)); // Litestream's first sync, at its start.
     expect(notesIn(restoreReplica(join(replicas, "x", "e1")))).toEqual([]);
     for (const text of ["w0", "w1", "w2"]) {
