@@ -12,6 +12,7 @@ import {
   optionalTime,
 } from "../checks.js";
 import {
+  type CronJob,
   type CronJobDefinition,
   type CronRunStatus,
   checkDefinition,
@@ -130,5 +131,51 @@ export function checkRun(run: CronRunInput, where = "CronStore.recordRun") {
         : checkInteger("durationMs", durationMs, 0, Number.MAX_SAFE_INTEGER),
     error: error === undefined ? undefined : errorText(error),
     record,
+  };
+}
+
+/**
+ * The row values `update` writes. When the schedule or `enabled` changes, the next run is computed
+ * afresh from now; otherwise the runtime state is kept.
+ */
+export function updatedValues(
+  current: CronJob,
+  patch: CronJobPatch,
+  now: number,
+  timeZone: string,
+) {
+  const id = current.jobId;
+  const next = patchedDefinition(current.definition, patch, id);
+  const { schedule, values } = definitionValues(next, now, timeZone);
+  const timingChanged =
+    values.schedule_json !== JSON.stringify(current.schedule) ||
+    (values.enabled === 1) !== current.enabled;
+  const context = { jobId: id, createdAt: current.createdAt, lastRunAt: current.lastRunAt };
+  const nextRun = !timingChanged
+    ? current.nextRunAt
+    : values.enabled === 1
+      ? nextRunAt(schedule, now, context)
+      : null;
+  return { ...values, next_run_at: nextRun, updated_at: now };
+}
+
+/** The runtime state `recordRun` writes: the next run is computed from when the run finished. */
+export function runStateValues(
+  job: CronJob,
+  run: ReturnType<typeof checkRun>,
+  now: number,
+  timeZone: string,
+) {
+  const schedule = parseSchedule(job.schedule, timeZone);
+  const finishedAt = run.ranAt + (run.durationMs ?? 0);
+  const context = { jobId: job.jobId, createdAt: job.createdAt, lastRunAt: run.ranAt };
+  return {
+    jobId: job.jobId,
+    next: job.enabled ? nextRunAt(schedule, finishedAt, context) : null,
+    now,
+    status: run.status,
+    ranAt: run.ranAt,
+    error: run.error ?? null,
+    durationMs: run.durationMs ?? null,
   };
 }

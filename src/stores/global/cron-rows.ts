@@ -23,6 +23,9 @@ export interface CronJobRow {
   consecutive_errors: number;
   created_at: number;
   updated_at: number;
+  claim_owner: string | null;
+  claim_id: string | null;
+  claim_until: number | null;
 }
 
 export interface CronRunLogRow {
@@ -51,6 +54,9 @@ export const CRON_JOB_COLUMNS = columnsOf<CronJobRow>()(
   "consecutive_errors",
   "created_at",
   "updated_at",
+  "claim_owner",
+  "claim_id",
+  "claim_until",
 );
 
 export const CRON_RUN_LOG_COLUMNS = columnsOf<CronRunLogRow>()(
@@ -112,6 +118,15 @@ export interface CronJob {
   updatedAt: number;
 }
 
+/** A due job one host claimed to run: no other claimer gets it before `claimExpiresAt`. */
+export interface ClaimedCronJob extends CronJob {
+  /** What `recordRun` settles the run under (E_CONFLICT once another host took the job over). */
+  claimId: string;
+  claimOwner: string;
+  /** After this, another claimer may take the job over. */
+  claimExpiresAt: number;
+}
+
 export interface CronRunLog {
   id: number;
   jobId: string;
@@ -144,6 +159,15 @@ export function jobFromRow(row: CronJobRow): CronJob {
     consecutiveErrors: row.consecutive_errors,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+  };
+}
+
+export function claimedFromRow(row: CronJobRow): ClaimedCronJob {
+  return {
+    ...jobFromRow(row),
+    claimId: row.claim_id as string,
+    claimOwner: row.claim_owner as string,
+    claimExpiresAt: row.claim_until as number,
   };
 }
 

@@ -3,6 +3,7 @@ import type { SqlStatement } from "../../db/driver.js";
 import { checkInteger, checkLimit, checkOptions, checkText, encodeRecord } from "../checks.js";
 import { type CronRunInput, checkRun } from "./cron-definition.js";
 import { type CronRunLog, type CronRunLogRow, runFromRow } from "./cron-rows.js";
+import { CRON_RUN_LOG_SQL } from "./cron-sql.js";
 
 /** A run's record is its summary and metadata; transcripts live with the agent. */
 export const MAX_CRON_RUN_RECORD_BYTES = 256 * 1024;
@@ -13,6 +14,20 @@ export interface CronRunLogEntry {
   durationMs?: number;
   error?: string;
   record?: { [key: string]: unknown };
+}
+
+/** The parameters of `CRON_RUN_LOG_SQL.insert` for one run: checked, its record encoded. */
+export function runLogValues(jobId: string, entry: CronRunLogEntry) {
+  const id = checkText("cron job id", jobId, 256);
+  const run = checkRun(entry as CronRunInput, "CronRunLogStore.append");
+  return {
+    jobId: id,
+    ranAt: run.ranAt,
+    status: run.status,
+    durationMs: run.durationMs ?? null,
+    error: run.error ?? null,
+    record: encodeRecord(`cron run record of ${id}`, run.record, MAX_CRON_RUN_RECORD_BYTES),
+  };
 }
 
 /**
@@ -33,24 +48,11 @@ export class CronRunLogStore {
     private readonly db: Database,
     readonly keepPerJob: number,
   ) {
-    this.insert = db.prepare(
-      `INSERT INTO cron_run_logs (job_id, ran_at, status, duration_ms, error, record_json)
-       VALUES (?, ?, ?, ?, ?, ?)`,
-    );
-    this.trim = db.prepare(
-      `DELETE FROM cron_run_logs WHERE job_id = @jobId AND (ran_at, id) <= (
-         SELECT ran_at, id FROM cron_run_logs WHERE job_id = @jobId
-         ORDER BY ran_at DESC, id DESC LIMIT 1 OFFSET @keep)`,
-    );
-    this.deleteAll = db.prepare("DELETE FROM cron_run_logs WHERE job_id = ?");
-    this.listFirst = db.prepare(
-      "SELECT * FROM cron_run_logs WHERE job_id = ? ORDER BY ran_at DESC, id DESC LIMIT ?",
-    );
-    this.listBefore = db.prepare(
-      `SELECT * FROM cron_run_logs WHERE job_id = @jobId
-         AND (ran_at, id) < (SELECT ran_at, id FROM cron_run_logs WHERE id = @before)
-       ORDER BY ran_at DESC, id DESC LIMIT @limit`,
-    );
+    this.insert = db.prepare(CRON_RUN_LOG_SQL.insert);
+    this.trim = db.prepare(CRON_RUN_LOG_SQL.trim);
+    this.deleteAll = db.prepare(CRON_RUN_LOG_SQL.deleteJob);
+    this.listFirst = db.prepare(CRON_RUN_LOG_SQL.listFirst);
+    this.listBefore = db.prepare(CRON_RUN_LOG_SQL.listBefore);
     this.selectSame = db.prepare(
       `SELECT id FROM cron_run_logs
        WHERE job_id = ? AND ran_at = ? AND status = ? AND record_json = ? LIMIT 1`,
@@ -68,19 +70,14 @@ export class CronRunLogStore {
    * of past runs (whose job may be gone) calls directly. Returns the row id.
    */
   append(jobId: string, entry: CronRunLogEntry): number {
-    const id = checkText("cron job id", jobId, 256);
-    const run = checkRun(entry as CronRunInput, "CronRunLogStore.append");
-    const json = encodeRecord(`cron run record of ${id}`, run.record, MAX_CRON_RUN_RECORD_BYTES);
+    return this.appendValues(runLogValues(jobId, entry));
+  }
+
+  /** Appends a run checked by `runLogValues`, and trims its job's log. */
+  appendValues(values: ReturnType<typeof runLogValues>): number {
     return this.db.tx(() => {
-      const { lastInsertRowid } = this.insert.run(
-        id,
-        run.ranAt,
-        run.status,
-        run.durationMs ?? null,
-        run.error ?? null,
-        json,
-      );
-      this.trim.run({ jobId: id, keep: this.keepPerJob });
+      const { lastInsertRowid } = this.insert.run(values);
+      this.trim.run({ jobId: values.jobId, keep: this.keepPerJob });
       return Number(lastInsertRowid);
     });
   }
@@ -107,7 +104,7 @@ export class CronRunLogStore {
     const { limit, before } = checkOptions(options, ["limit", "before"], "CronStore.runs");
     const rows =
       before === undefined
-        ? this.listFirst.all(jobId, checkLimit(limit))
+        ? this.listFirst.all({ jobId, limit: checkLimit(limit) })
         : this.listBefore.all({
             jobId,
             before: checkInteger("before", before, 1, Number.MAX_SAFE_INTEGER),
@@ -117,7 +114,7 @@ export class CronRunLogStore {
   }
 
   deleteJob(jobId: string): number {
-    return this.deleteAll.run(jobId).changes;
+    return this.deleteAll.run({ jobId }).changes;
   }
 
   /** Trims every job's log to its newest `keepPerJob` runs; returns how many rows went. */

@@ -1,7 +1,7 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
-import { nextRunAt, parseSchedule } from "../../schedule/schedule.js";
+import { parseSchedule } from "../../schedule/schedule.js";
 import { hostTimeZone } from "../../schedule/time-zone.js";
 import {
   type Clock,
@@ -13,27 +13,39 @@ import {
   optionalText,
 } from "../checks.js";
 import {
+  type CronClaimOptions,
+  type CronRecordOptions,
+  checkClaimHeld,
+  checkRecordOptions,
+  claimParams,
+} from "./cron-claims.js";
+import {
   type CronJobPatch,
   type CronRunInput,
   checkRun,
   definitionValues,
-  patchedDefinition,
+  runStateValues,
   seededState,
+  updatedValues,
 } from "./cron-definition.js";
 import {
-  CRON_JOB_COLUMNS,
+  type ClaimedCronJob,
   type CronJob,
   type CronJobDefinition,
   type CronJobRow,
   type CronRunLog,
+  claimedFromRow,
   jobFromRow,
   type LegacyCronState,
 } from "./cron-rows.js";
-import { CronRunLogStore } from "./cron-run-log.js";
+import { CronRunLogStore, runLogValues } from "./cron-run-log.js";
+import { CRON_SQL, cronClaimSql } from "./cron-sql.js";
 
+export type { CronClaimOptions, CronRecordOptions } from "./cron-claims.js";
 export type { CronJobPatch, CronRunInput } from "./cron-definition.js";
 export { MAX_CRON_DEFINITION_BYTES } from "./cron-definition.js";
 export type {
+  ClaimedCronJob,
   CronJob,
   CronJobDefinition,
   CronRunLog,
@@ -57,33 +69,9 @@ export interface CronListOptions {
   limit?: number;
 }
 
-const CRON_SQL = {
-  select: "SELECT * FROM cron_jobs WHERE job_id = ?",
-  insert: `INSERT INTO cron_jobs (${CRON_JOB_COLUMNS.join(", ")})
-    VALUES (${CRON_JOB_COLUMNS.map((c) => `@${c}`).join(", ")}) ON CONFLICT DO NOTHING RETURNING *`,
-  replaceDefinition: `UPDATE cron_jobs SET agent_id = @agent_id, name = @name, enabled = @enabled,
-      schedule_json = @schedule_json, payload_json = @payload_json, definition_json = @definition_json,
-      next_run_at = @next_run_at, updated_at = @updated_at
-    WHERE job_id = @job_id RETURNING *`,
-  updateState: `UPDATE cron_jobs SET next_run_at = @next, last_run_at = @ranAt, last_status = @status,
-      last_error = @error, last_duration_ms = @durationMs, updated_at = @now,
-      consecutive_errors = CASE @status WHEN 'ok' THEN 0 WHEN 'error' THEN consecutive_errors + 1
-        ELSE consecutive_errors END
-    WHERE job_id = @jobId RETURNING *`,
-  restoreState: `UPDATE cron_jobs SET next_run_at = @next_run_at, last_run_at = @last_run_at,
-      last_status = @last_status, last_error = @last_error, last_duration_ms = @last_duration_ms,
-      consecutive_errors = @consecutive_errors, updated_at = @updated_at
-    WHERE job_id = @job_id RETURNING *`,
-  delete: "DELETE FROM cron_jobs WHERE job_id = ?",
-  // `enabled = 1` and `IS NOT NULL` as literals, matching the partial index cron_jobs_due.
-  due: `SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ?
-    ORDER BY next_run_at, rowid LIMIT ?`,
-  nextDue:
-    "SELECT min(next_run_at) AS at FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL",
-  list: `SELECT * FROM cron_jobs WHERE job_id > @after
-      AND (@agentId IS NULL OR agent_id = @agentId) AND (@enabled IS NULL OR enabled = @enabled)
-    ORDER BY job_id LIMIT @limit`,
-} as const;
+// `due` keeps SQLite's insertion order (rowid) among jobs due at the same millisecond.
+const DUE_SQL = `SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL
+    AND next_run_at <= ? ORDER BY next_run_at, rowid LIMIT ?`;
 
 /**
  * Cron jobs in the global database: the definition, the schedule, and the runtime state the
@@ -103,7 +91,9 @@ export class CronStore {
   private readonly deleteJob: SqlStatement;
   private readonly selectDue: SqlStatement<CronJobRow>;
   private readonly selectNextDue: SqlStatement<{ at: number | null }>;
+  private readonly selectNextClaimable: SqlStatement<{ at: number | null }>;
   private readonly listPage: SqlStatement<CronJobRow>;
+  private readonly claim: SqlStatement<CronJobRow>;
 
   constructor(
     private readonly db: Database,
@@ -124,9 +114,11 @@ export class CronStore {
     this.updateState = db.prepare(CRON_SQL.updateState);
     this.restore = db.prepare(CRON_SQL.restoreState);
     this.deleteJob = db.prepare(CRON_SQL.delete);
-    this.selectDue = db.prepare(CRON_SQL.due);
+    this.selectDue = db.prepare(DUE_SQL);
     this.selectNextDue = db.prepare(CRON_SQL.nextDue);
+    this.selectNextClaimable = db.prepare(CRON_SQL.nextClaimable);
     this.listPage = db.prepare(CRON_SQL.list);
+    this.claim = db.prepare(cronClaimSql(""));
   }
 
   private get timeZone(): string {
@@ -157,21 +149,9 @@ export class CronStore {
   update(jobId: string, patch: CronJobPatch): CronJob {
     const id = checkText("cron job id", jobId, 256);
     return this.db.tx(() => {
-      const current = this.require(id);
-      const now = this.clock();
-      const next = patchedDefinition(current.definition, patch, id);
-      const { schedule, values } = definitionValues(next, now, this.timeZone);
-      const timingChanged =
-        values.schedule_json !== JSON.stringify(current.schedule) ||
-        (values.enabled === 1) !== current.enabled;
-      const context = { jobId: id, createdAt: current.createdAt, lastRunAt: current.lastRunAt };
-      const nextRun = !timingChanged
-        ? current.nextRunAt
-        : values.enabled === 1
-          ? nextRunAt(schedule, now, context)
-          : null;
-      const row = this.replaceDefinition.get({ ...values, next_run_at: nextRun, updated_at: now });
-      return jobFromRow(row as CronJobRow);
+      const current = jobFromRow(this.require(id));
+      const values = updatedValues(current, patch, this.clock(), this.timeZone);
+      return jobFromRow(this.replaceDefinition.get(values) as CronJobRow);
     });
   }
 
@@ -189,7 +169,7 @@ export class CronStore {
       );
     }
     return this.db.tx(() => {
-      const job = this.require(id);
+      const job = jobFromRow(this.require(id));
       const now = this.clock();
       const schedule = parseSchedule(job.schedule, this.timeZone);
       const definition = { ...job.definition, enabled: job.enabled, state };
@@ -203,12 +183,12 @@ export class CronStore {
     const id = checkText("cron job id", jobId, 256);
     return this.db.tx(() => {
       this.logs.deleteJob(id);
-      return this.deleteJob.run(id).changes > 0;
+      return this.deleteJob.run({ jobId: id }).changes > 0;
     });
   }
 
   get(jobId: string): CronJob | undefined {
-    const row = this.selectOne.get(checkText("cron job id", jobId, 256));
+    const row = this.selectOne.get({ jobId: checkText("cron job id", jobId, 256) });
     return row ? jobFromRow(row) : undefined;
   }
 
@@ -245,28 +225,37 @@ export class CronStore {
   }
 
   /**
+   * Claims up to `limit` due jobs for `owner` until `leaseMs` from now, earliest first, in one
+   * transaction: each under a fresh claim id, and none claimed by another claimer whose claim is
+   * still running. `recordRun(jobId, run, { claimId })` settles a claim.
+   */
+  claimDue(owner: string, options: CronClaimOptions): ClaimedCronJob[] {
+    const params = claimParams(owner, options, this.clock());
+    return this.db.tx(() => this.claim.all(params)).map(claimedFromRow).sort(byNextRun);
+  }
+
+  /** When a job can next be claimed (its next run, or the end of its claim), if any. */
+  nextClaimableAt(): number | null {
+    return this.selectNextClaimable.get()?.at ?? null;
+  }
+
+  /**
    * Records a finished run in one transaction: the job's runtime state (last status, error,
    * consecutive errors, next run computed from when the run finished) and a run-log row, then trims
-   * the job's log to `keepRunsPerJob` rows.
+   * the job's log to `keepRunsPerJob` rows. Ends the job's claim; with `claimId`, E_CONFLICT (and
+   * nothing written) when the job is no longer under that claim.
    */
-  recordRun(jobId: string, run: CronRunInput): CronJob {
+  recordRun(jobId: string, run: CronRunInput, options: CronRecordOptions = {}): CronJob {
     const id = checkText("cron job id", jobId, 256);
     const checked = checkRun(run);
+    const claimId = checkRecordOptions(options);
+    const log = runLogValues(id, checked);
     return this.db.tx(() => {
-      const job = this.require(id);
-      const schedule = parseSchedule(job.schedule, this.timeZone);
-      const finishedAt = checked.ranAt + (checked.durationMs ?? 0);
-      const context = { jobId: id, createdAt: job.createdAt, lastRunAt: checked.ranAt };
-      const row = this.updateState.get({
-        jobId: id,
-        next: job.enabled ? nextRunAt(schedule, finishedAt, context) : null,
-        now: this.clock(),
-        status: checked.status,
-        ranAt: checked.ranAt,
-        error: checked.error ?? null,
-        durationMs: checked.durationMs ?? null,
-      });
-      this.logs.append(id, checked);
+      const current = this.require(id);
+      checkClaimHeld(current, claimId);
+      const values = runStateValues(jobFromRow(current), checked, this.clock(), this.timeZone);
+      const row = this.updateState.get(values);
+      this.logs.appendValues(log);
       return jobFromRow(row as CronJobRow);
     });
   }
@@ -276,9 +265,18 @@ export class CronStore {
     return this.logs.list(checkText("cron job id", jobId, 256), options);
   }
 
-  private require(jobId: string): CronJob {
-    const row = this.selectOne.get(jobId);
-    if (!row) throw new StateError("E_NOT_FOUND", `no cron job ${jobId}`, { details: { jobId } });
-    return jobFromRow(row);
+  private require(jobId: string): CronJobRow {
+    const row = this.selectOne.get({ jobId });
+    if (!row) throw noJob(jobId);
+    return row;
   }
+}
+
+export function noJob(jobId: string): StateError {
+  return new StateError("E_NOT_FOUND", `no cron job ${jobId}`, { details: { jobId } });
+}
+
+/** Claims come back earliest first, as they were picked (RETURNING keeps no order). */
+export function byNextRun(a: ClaimedCronJob, b: ClaimedCronJob): number {
+  return (a.nextRunAt ?? 0) - (b.nextRunAt ?? 0) || (a.jobId < b.jobId ? -1 : 1);
 }
