@@ -45,10 +45,15 @@ export {
 } from "./cluster/cluster-home.js";
 export type {
   AgentLease,
+  ClaimedCronJob,
   ControlPlane,
+  ControlPlaneCron,
+  ControlPlaneCronOptions,
   ControlPlaneLeases,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
+  CronClaimOptions,
+  CronRecordOptions,
   EnqueueOptions,
   LeaseFence,
   OpenControlPlaneOptions,

@@ -7,6 +7,17 @@ import type {
   ReplicaReport,
 } from "../stores/global/agent-lease-rows.js";
 import type {
+  ClaimedCronJob,
+  CronClaimOptions,
+  CronJob,
+  CronJobDefinition,
+  CronJobPatch,
+  CronListOptions,
+  CronRecordOptions,
+  CronRunInput,
+  CronRunLog,
+} from "../stores/global/cron-store.js";
+import type {
   ClaimedDelivery,
   DeliveryEntry,
   FailOptions,
@@ -15,7 +26,16 @@ import type {
 
 export type {
   AgentLease,
+  ClaimedCronJob,
   ClaimedDelivery,
+  CronClaimOptions,
+  CronJob,
+  CronJobDefinition,
+  CronJobPatch,
+  CronListOptions,
+  CronRecordOptions,
+  CronRunInput,
+  CronRunLog,
   DeliveryEntry,
   FailOptions,
   LeaseFence,
@@ -92,10 +112,41 @@ export interface ControlPlaneLeases {
   list(): Promise<LeaseStatus[]>;
 }
 
+/**
+ * Cron jobs, with the semantics of `CronStore` on either backend, plus claims: hosts sharing the
+ * control plane each call `claimDue`, and a due job goes to exactly one of them until its claim
+ * lapses; `recordRun` under the claim's id settles it.
+ */
+export interface ControlPlaneCron {
+  /** Adds a job (E_CONFLICT if its id exists); its first run is computed from now. */
+  add(definition: CronJobDefinition): Promise<CronJob>;
+  get(jobId: string): Promise<CronJob | undefined>;
+  list(options?: CronListOptions): Promise<CronJob[]>;
+  /** Changes a definition; the next run is recomputed only when the schedule or `enabled` changes. */
+  update(jobId: string, patch: CronJobPatch): Promise<CronJob>;
+  /** Removes a job and its run log; false when there was none. */
+  remove(jobId: string): Promise<boolean>;
+  /** Run history, newest first. */
+  runs(jobId: string, options?: { limit?: number; before?: number }): Promise<CronRunLog[]>;
+  /**
+   * Records a finished run (state, next run from when it finished, a log row) and ends the job's
+   * claim. With `claimId`: E_CONFLICT, nothing written, once another claimer took the job over.
+   */
+  recordRun(jobId: string, run: CronRunInput, options?: CronRecordOptions): Promise<CronJob>;
+  /** Due enabled jobs, earliest first, each claimed for `owner` under a fresh claim id. */
+  claimDue(owner: string, options: CronClaimOptions): Promise<ClaimedCronJob[]>;
+  /**
+   * Resolves true as soon as a job may be claimable (one is due now or within `timeoutMs`, or a
+   * job was added or updated by any host), false after `timeoutMs` without any. Only a hint.
+   */
+  waitForDue(timeoutMs: number): Promise<boolean>;
+}
+
 export interface ControlPlane {
   readonly backend: "sqlite" | "postgres";
   readonly queue: ControlPlaneQueue;
   readonly leases: ControlPlaneLeases;
+  readonly cron: ControlPlaneCron;
   /** Closes what this control plane opened (a home it was given stays open). */
   close(): Promise<void>;
 }
@@ -108,8 +159,17 @@ export interface ControlPlaneQueueOptions {
   backoffMaxMs?: number;
 }
 
+/** Cron settings, as `CronStoreOptions`. */
+export interface ControlPlaneCronOptions {
+  /** Zone of cron schedules without `tz` (default: the host's). */
+  defaultTimeZone?: string;
+  /** Run-log rows kept per job (default 2000). */
+  keepRunsPerJob?: number;
+}
+
 interface CommonOptions {
   queue?: ControlPlaneQueueOptions;
+  cron?: ControlPlaneCronOptions;
   /** Unix milliseconds now; every host's clock should be NTP-synced well within the lease TTLs. */
   clock?: Clock;
 }

@@ -3,11 +3,11 @@ import { rejectUnknownOptions } from "../db/options.js";
 import type { ControlPlane, OpenControlPlaneOptions } from "./control-plane.js";
 import { openSqliteControlPlane } from "./sqlite-control-plane.js";
 
-const KEYS = ["home", "url", "queue", "clock", "maxConnections", "timeoutMs"];
+const KEYS = ["home", "url", "queue", "cron", "clock", "maxConnections", "timeoutMs"];
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
 
 /**
- * Opens the control plane (the delivery queue and agent leases; more to follow): on PostgreSQL
+ * Opens the control plane (the delivery queue, agent leases and cron jobs): on PostgreSQL
  * with `{ url }`, or when `AGENTSTATE_CONTROL_PLANE` holds a `postgres://` URL (so a gateway
  * that opens `{ home }` moves to PostgreSQL without a code change); otherwise in the home's
  * global SQLite database, which needs no server.

@@ -1,12 +1,13 @@
 import pg from "pg";
-import { WORK_CHANNEL } from "./pg-queue-sql.js";
 import { wrapPgError } from "./pg-statements.js";
-import type { WorkSignal } from "./work-signal.js";
+
+/** What to do with a notification's payload, by channel. */
+export type Channels = Readonly<Record<string, (payload: string) => void>>;
 
 /**
- * One dedicated connection LISTENing for enqueues from every host (a pooled connection cannot
- * LISTEN: it goes back to the pool). Connected on the first `waitForWork`; after an error it is
- * dropped and the next wait reconnects, waits in between ending by their timeout.
+ * One dedicated connection LISTENing on every channel for news from every host (a pooled
+ * connection cannot LISTEN: it goes back to the pool). Connected on the first wait; after an
+ * error it is dropped and the next wait reconnects, waits in between ending by their timeout.
  */
 export class PgListener {
   private client: pg.Client | undefined;
@@ -15,7 +16,7 @@ export class PgListener {
 
   constructor(
     private readonly config: pg.ClientConfig,
-    private readonly signal: WorkSignal,
+    private readonly channels: Channels,
   ) {}
 
   ready(): Promise<void> {
@@ -30,7 +31,7 @@ export class PgListener {
   private async connect(): Promise<void> {
     const client = new pg.Client(this.config);
     client.on("notification", (message) => {
-      if (message.payload) this.signal.wake(message.payload);
+      this.channels[message.channel]?.(message.payload ?? "");
     });
     client.on("error", () => {
       this.connecting = undefined;
@@ -38,7 +39,7 @@ export class PgListener {
       client.end().catch(() => {});
     });
     await client.connect();
-    await client.query(`LISTEN ${WORK_CHANNEL}`);
+    for (const channel of Object.keys(this.channels)) await client.query(`LISTEN ${channel}`);
     this.client = client;
   }
 

@@ -49,6 +49,30 @@ export async function query<Row>(
 }
 
 /**
+ * Runs `fn` in a transaction on one pooled connection: committed when it resolves, rolled back
+ * when it throws (and the connection dropped if even the rollback failed).
+ */
+export async function transaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>) {
+  const client = await pool.connect().catch((error: unknown) => {
+    throw wrapPgError(error);
+  });
+  let broken = false;
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {
+      broken = true;
+    });
+    throw wrapPgError(error);
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
  * PostgreSQL errors become StateErrors once, here, as SQLite's do in `db/errors.ts`: callers above
  * see only StateError codes.
  */

@@ -1,11 +1,13 @@
 import pg from "pg";
 import { checkInteger } from "../stores/checks.js";
 import type { ControlPlane, PostgresControlPlaneOptions } from "./control-plane.js";
+import { CRON_CHANNEL, PgCron } from "./pg-cron.js";
 import { PgLeases } from "./pg-leases.js";
 import { PgListener } from "./pg-listener.js";
 import { migratePostgres } from "./pg-migrate.js";
 import { PgQueue } from "./pg-queue.js";
-import { WorkSignal } from "./work-signal.js";
+import { WORK_CHANNEL } from "./pg-queue-sql.js";
+import { CRON_SIGNAL, WorkSignal } from "./work-signal.js";
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -47,20 +49,23 @@ export async function openPostgresControlPlane(
     throw error;
   }
   const signal = new WorkSignal();
-  const listener = new PgListener(config, signal);
+  const cronSignal = new WorkSignal();
+  const listener = new PgListener(config, {
+    [WORK_CHANNEL]: (queue) => {
+      if (queue) signal.wake(queue);
+    },
+    [CRON_CHANNEL]: () => cronSignal.wake(CRON_SIGNAL),
+  });
+  const listening = () => listener.ready();
   const leases = new PgLeases(pool, clock);
-  const queue = new PgQueue(
-    pool,
-    clock,
-    signal,
-    () => listener.ready(),
-    options.queue ?? {},
-    (fence) => leases.fenceLost(fence),
+  const queue = new PgQueue(pool, clock, signal, listening, options.queue ?? {}, (fence) =>
+    leases.fenceLost(fence),
   );
   return Object.freeze({
     backend: "postgres" as const,
     queue,
     leases,
+    cron: new PgCron(pool, clock, cronSignal, listening, options.cron ?? {}),
     close: async () => {
       await listener.close();
       await pool.end();

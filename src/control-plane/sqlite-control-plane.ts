@@ -1,9 +1,12 @@
 import { openStateHome, type StateHome } from "../home.js";
 import { type Clock, checkInteger } from "../stores/checks.js";
 import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
+import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
 import type {
   ControlPlane,
+  ControlPlaneCron,
+  ControlPlaneCronOptions,
   ControlPlaneLeases,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
@@ -11,13 +14,13 @@ import type {
   SqliteControlPlaneOptions,
 } from "./control-plane.js";
 import { QUEUE_NAMES_SQL } from "./pg-queue-sql.js";
-import { WorkSignal } from "./work-signal.js";
+import { CRON_SIGNAL, WorkSignal } from "./work-signal.js";
 
 /**
  * The embedded control plane: today's global SQLite database and its stores, each call resolving
- * at once. `waitForWork` is woken by enqueues made in this process (by any control plane on the
- * same home); work queued by another process is found when the wait times out, so keep timeouts
- * short when several processes share a home.
+ * at once. `waitForWork` (`waitForDue`) is woken by enqueues (cron jobs added or updated) made in
+ * this process, by any control plane on the same home; work from another process is found when
+ * the wait times out, so keep timeouts short when several processes share a home.
  */
 export function openSqliteControlPlane(options: SqliteControlPlaneOptions): ControlPlane {
   const owned = typeof options.home !== "object";
@@ -27,6 +30,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     backend: "sqlite" as const,
     queue: sqliteQueue(home as StateHome, clock, options.queue ?? {}),
     leases: sqliteLeases(new AgentLeaseStore((home as StateHome).db, clock)),
+    cron: sqliteCron(home as StateHome, clock, options.cron ?? {}),
     close: async () => {
       if (owned) (home as StateHome).close();
     },
@@ -36,7 +40,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
 function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueOptions) {
   const store = new DeliveryQueueStore(home.db, { ...settings, clock });
   const leases = new AgentLeaseStore(home.db, clock);
-  const signal = signalFor(home.db.path);
+  const signal = signalFor(home.db.path, "queue");
   const due = home.db.prepare<{ next: number | null }>(
     `SELECT min(available_at) AS next FROM delivery_queue_entries
      WHERE queue_name = ? AND status = 'pending'`,
@@ -73,10 +77,37 @@ function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueO
  */
 const signals = new Map<string, WorkSignal>();
 
-function signalFor(path: string): WorkSignal {
-  const signal = signals.get(path) ?? new WorkSignal();
-  signals.set(path, signal);
+/** The queue's signal is keyed by queue name, cron's by one name: each home has one of each. */
+function signalFor(path: string, of: "queue" | "cron"): WorkSignal {
+  const key = `${of}\0${path}`;
+  const signal = signals.get(key) ?? new WorkSignal();
+  signals.set(key, signal);
   return signal;
+}
+
+/** `CronStore` as it is, plus a wake-up for every host's `waitForDue` in this process. */
+function sqliteCron(home: StateHome, clock: Clock, settings: ControlPlaneCronOptions) {
+  const store = new CronStore(home.db, { ...settings, clock });
+  const signal = signalFor(home.db.path, "cron");
+  const woken = <T>(value: T) => {
+    signal.wake(CRON_SIGNAL);
+    return value;
+  };
+  const cron: ControlPlaneCron = {
+    add: async (definition) => woken(store.add(definition)),
+    get: async (jobId) => store.get(jobId),
+    list: async (options) => store.list(options),
+    update: async (jobId, patch) => woken(store.update(jobId, patch)),
+    remove: async (jobId) => store.remove(jobId),
+    runs: async (jobId, options) => store.runs(jobId, options),
+    recordRun: async (jobId, run, options) => store.recordRun(jobId, run, options),
+    claimDue: async (owner, options) => store.claimDue(owner, options),
+    waitForDue: (timeoutMs) => {
+      const ms = checkInteger("timeoutMs", timeoutMs, 0, 2_147_483_647);
+      return signal.wait(CRON_SIGNAL, ms, clock, async () => store.nextClaimableAt());
+    },
+  };
+  return Object.freeze(cron);
 }
 
 function sqliteLeases(store: AgentLeaseStore): ControlPlaneLeases {

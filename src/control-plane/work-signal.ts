@@ -1,5 +1,8 @@
 import type { Clock } from "../stores/checks.js";
 
+/** The one name cron's waits are kept under (a signal of their own: queue names are free text). */
+export const CRON_SIGNAL = "cron";
+
 /**
  * Wakes `waitForWork` callers of one process. Each backend calls `wake` when it learns of new
  * work: the SQLite one after its own enqueues, the PostgreSQL one on a NOTIFY from any host.

@@ -4,7 +4,11 @@ import { afterEach } from "vitest";
 import { openRawSqlite } from "../../db/test-support/raw-sqlite.js";
 import { usePostgres } from "../../test-support/postgres.js";
 import { useTempDirs } from "../../test-support/temp-dir.js";
-import type { ControlPlane, ControlPlaneQueueOptions } from "../control-plane.js";
+import type {
+  ControlPlane,
+  ControlPlaneCronOptions,
+  ControlPlaneQueueOptions,
+} from "../control-plane.js";
 import { openControlPlane } from "../open-control-plane.js";
 
 export const BACKENDS = ["sqlite", "postgres"] as const;
@@ -23,6 +27,7 @@ export interface Opened {
 export interface OpenOptions {
   clock?: () => number;
   queue?: ControlPlaneQueueOptions;
+  cron?: ControlPlaneCronOptions;
 }
 
 /**

@@ -42,7 +42,7 @@ export interface CronRunInput {
 export interface Prepared {
   job: CronJobDefinition;
   schedule: ParsedSchedule;
-  values: Record<string, string | number | null> & { created_at: number };
+  values: Record<string, string | number | null> & { job_id: string; created_at: number };
 }
 
 /** Validates a job definition and the column values it determines. */
@@ -69,6 +69,16 @@ export function definitionValues(definition: unknown, now: number, timeZone: str
     updated_at: now,
   };
   return { job, schedule, values };
+}
+
+/** The row values `add` inserts: the definition's, and the runtime state it seeds. */
+export function addedValues(definition: unknown, now: number, timeZone: string) {
+  const { job, schedule, values } = definitionValues(definition, now, timeZone);
+  return { ...values, ...seededState(job, schedule, now, values.created_at) };
+}
+
+export function jobExistsError(jobId: string): StateError {
+  return new StateError("E_CONFLICT", `cron job ${jobId} already exists`, { details: { jobId } });
 }
 
 /**

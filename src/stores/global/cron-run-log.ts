@@ -30,6 +30,17 @@ export function runLogValues(jobId: string, entry: CronRunLogEntry) {
   };
 }
 
+/** The parameters of `CRON_RUN_LOG_SQL.listFirst`, or of `listBefore` when `before` is set. */
+export function runsPage(jobId: string, options: { limit?: number; before?: number }) {
+  const { limit, before } = checkOptions(options, ["limit", "before"], "CronStore.runs");
+  return {
+    jobId,
+    limit: checkLimit(limit),
+    before:
+      before === undefined ? null : checkInteger("before", before, 1, Number.MAX_SAFE_INTEGER),
+  };
+}
+
 /**
  * The run history of cron jobs (`cron_run_logs`), ordered by when each run ran (`ran_at`, then
  * id): a run imported later can be older than runs already logged. Retention is SQL: each append
@@ -101,16 +112,9 @@ export class CronRunLogStore {
 
   /** Newest run first; `before` is the `id` of the last row of the previous page. */
   list(jobId: string, options: { limit?: number; before?: number } = {}): CronRunLog[] {
-    const { limit, before } = checkOptions(options, ["limit", "before"], "CronStore.runs");
-    const rows =
-      before === undefined
-        ? this.listFirst.all({ jobId, limit: checkLimit(limit) })
-        : this.listBefore.all({
-            jobId,
-            before: checkInteger("before", before, 1, Number.MAX_SAFE_INTEGER),
-            limit: checkLimit(limit),
-          });
-    return rows.map(runFromRow);
+    const page = runsPage(jobId, options);
+    const statement = page.before === null ? this.listFirst : this.listBefore;
+    return statement.all(page).map(runFromRow);
   }
 
   deleteJob(jobId: string): number {

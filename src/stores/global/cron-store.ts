@@ -20,10 +20,11 @@ import {
   claimParams,
 } from "./cron-claims.js";
 import {
+  addedValues,
   type CronJobPatch,
   type CronRunInput,
   checkRun,
-  definitionValues,
+  jobExistsError,
   runStateValues,
   seededState,
   updatedValues,
@@ -69,6 +70,34 @@ export interface CronListOptions {
   limit?: number;
 }
 
+/** The parameters of `CRON_SQL.list`, checked. */
+export function listParams(options: CronListOptions) {
+  const {
+    agentId,
+    enabled,
+    after = "",
+    limit,
+  } = checkOptions(options, ["agentId", "enabled", "after", "limit"], "CronStore.list");
+  if (enabled !== undefined && typeof enabled !== "boolean")
+    throw new TypeError("Expected enabled to be a boolean");
+  return {
+    after: after === "" ? after : checkText("after", after),
+    agentId: optionalText("agentId", agentId, 256),
+    enabled: enabled === undefined ? null : Number(enabled),
+    limit: checkLimit(limit),
+  };
+}
+
+/** Checked `CronStoreOptions`, defaults filled in (the zone stays unset: looked up on first use). */
+export function cronSettings(options: CronStoreOptions, where: string) {
+  const checked = checkOptions(options, ["clock", "defaultTimeZone", "keepRunsPerJob"], where);
+  return {
+    clock: checked.clock ?? Date.now,
+    defaultTimeZone: checked.defaultTimeZone as string | undefined,
+    keepRunsPerJob: checkInteger("keepRunsPerJob", checked.keepRunsPerJob ?? 2000, 1, 1_000_000),
+  };
+}
+
 // `due` keeps SQLite's insertion order (rowid) among jobs due at the same millisecond.
 const DUE_SQL = `SELECT * FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL
     AND next_run_at <= ? ORDER BY next_run_at, rowid LIMIT ?`;
@@ -99,15 +128,10 @@ export class CronStore {
     private readonly db: Database,
     options: CronStoreOptions = {},
   ) {
-    const checked = checkOptions(
-      options,
-      ["clock", "defaultTimeZone", "keepRunsPerJob"],
-      "CronStore",
-    );
-    this.clock = checked.clock ?? Date.now;
+    const checked = cronSettings(options, "CronStore");
+    this.clock = checked.clock;
     this.zone = checked.defaultTimeZone;
-    const keep = checkInteger("keepRunsPerJob", checked.keepRunsPerJob ?? 2000, 1, 1_000_000);
-    this.logs = new CronRunLogStore(db, keep);
+    this.logs = new CronRunLogStore(db, checked.keepRunsPerJob);
     this.selectOne = db.prepare(CRON_SQL.select);
     this.insertJob = db.prepare(CRON_SQL.insert);
     this.replaceDefinition = db.prepare(CRON_SQL.replaceDefinition);
@@ -128,17 +152,9 @@ export class CronStore {
 
   /** Adds a job (E_CONFLICT if its id exists). Its `state`, if any, seeds the runtime columns. */
   add(definition: CronJobDefinition): CronJob {
-    const now = this.clock();
-    const { job, schedule, values } = definitionValues(definition, now, this.timeZone);
-    const row = this.insertJob.get({
-      ...values,
-      ...seededState(job, schedule, now, values.created_at),
-    });
-    if (!row) {
-      throw new StateError("E_CONFLICT", `cron job ${job.id} already exists`, {
-        details: { jobId: job.id },
-      });
-    }
+    const values = addedValues(definition, this.clock(), this.timeZone);
+    const row = this.insertJob.get(values);
+    if (!row) throw jobExistsError(values.job_id);
     return jobFromRow(row);
   }
 
@@ -193,22 +209,7 @@ export class CronStore {
   }
 
   list(options: CronListOptions = {}): CronJob[] {
-    const {
-      agentId,
-      enabled,
-      after = "",
-      limit,
-    } = checkOptions(options, ["agentId", "enabled", "after", "limit"], "CronStore.list");
-    if (enabled !== undefined && typeof enabled !== "boolean")
-      throw new TypeError("Expected enabled to be a boolean");
-    return this.listPage
-      .all({
-        after: after === "" ? after : checkText("after", after),
-        agentId: optionalText("agentId", agentId, 256),
-        enabled: enabled === undefined ? null : Number(enabled),
-        limit: checkLimit(limit),
-      })
-      .map(jobFromRow);
+    return this.listPage.all(listParams(options)).map(jobFromRow);
   }
 
   /** Enabled jobs whose next run is at or before `now`, earliest first. */
@@ -231,7 +232,10 @@ export class CronStore {
    */
   claimDue(owner: string, options: CronClaimOptions): ClaimedCronJob[] {
     const params = claimParams(owner, options, this.clock());
-    return this.db.tx(() => this.claim.all(params)).map(claimedFromRow).sort(byNextRun);
+    return this.db
+      .tx(() => this.claim.all(params))
+      .map(claimedFromRow)
+      .sort(byNextRun);
   }
 
   /** When a job can next be claimed (its next run, or the end of its claim), if any. */
