@@ -8,6 +8,7 @@ import { openStateHome, StateHome } from "../home.js";
 import type { BackupRunStore } from "../stores/global/backup-run-store.js";
 import type { JsonValue } from "../stores/json.js";
 import { captureHome } from "./capture-home.js";
+import { type ControlPlaneDump, dumpControlPlane } from "./control-plane-dump.js";
 import { BACKUPS_DIR } from "./home-files.js";
 import {
   backupWorkPath,
@@ -15,14 +16,18 @@ import {
   partialArchivePath,
   settleInterruptedBackups,
 } from "./interrupted-runs.js";
-import type { BackupManifest } from "./manifest.js";
+import { type BackupManifest, CONTROL_PLANE_ENTRY, CONTROL_PLANE_HOME_PATH } from "./manifest.js";
 import { placeNewFile } from "./options.js";
+import { pgTarget } from "./pg-tools.js";
 import { SnapshotChecker } from "./snapshot-check.js";
 import { writeArchive } from "./write-archive.js";
 
 export interface BackupProgress {
-  /** `snapshot`: `done`/`total` count databases; `archive`: they count bytes written. */
-  phase: "snapshot" | "archive";
+  /**
+   * `snapshot`: `done`/`total` count databases; `archive`: they count bytes written; `dump`: the
+   * control plane's pg_dump is running (0 of 1).
+   */
+  phase: "dump" | "snapshot" | "archive";
   /** The home path of the database or file being worked on. */
   entry: string;
   done: number;
@@ -36,6 +41,12 @@ export interface CreateBackupOptions {
   compress?: boolean;
   /** Progress, e.g. for a TTY display. A `snapshot` event comes just before that snapshot starts. */
   onProgress?: (event: BackupProgress) => void;
+  /**
+   * A PostgreSQL control plane (`postgres://` URL) to dump into the archive with `pg_dump`, first,
+   * before the home's snapshots. Its password is passed to pg_dump through PGPASSWORD and written
+   * nowhere. No default: the CLI reads `$AGENTSTATE_CONTROL_PLANE`, the library does not.
+   */
+  controlPlane?: string;
 }
 
 export interface BackupReport {
@@ -56,11 +67,14 @@ interface CheckedOptions {
   out: string | undefined;
   compress: boolean;
   onProgress: (event: BackupProgress) => void;
+  controlPlane: string | undefined;
 }
 
 function checkOptions(options: CreateBackupOptions): CheckedOptions {
-  rejectUnknownOptions(options, ["out", "compress", "onProgress"], "createBackup");
-  const { out, compress = true, onProgress = () => undefined } = options;
+  rejectUnknownOptions(options, ["out", "compress", "onProgress", "controlPlane"], "createBackup");
+  const { out, compress = true, onProgress = () => undefined, controlPlane } = options;
+  // Checked before any run is recorded: a malformed URL is the caller's mistake, not a failed backup.
+  if (controlPlane !== undefined) pgTarget(controlPlane, "createBackup({ controlPlane })");
   if (out !== undefined && (typeof out !== "string" || out === "")) {
     throw new TypeError("Expected createBackup({ out }) to be a non-empty string");
   }
@@ -69,7 +83,7 @@ function checkOptions(options: CreateBackupOptions): CheckedOptions {
   if (typeof onProgress !== "function") {
     throw new TypeError("Expected createBackup({ onProgress }) to be a function");
   }
-  return { out, compress, onProgress };
+  return { out, compress, onProgress, controlPlane };
 }
 
 function outputPath(home: StateHome, options: CheckedOptions, createdAt: number): string {
@@ -113,24 +127,44 @@ interface Run {
   partial: string;
 }
 
+/**
+ * The control plane goes first: an unreachable server or a missing pg_dump fails the backup
+ * before it spends minutes snapshotting agents.
+ */
+async function dumpFirst(run: Run, options: CheckedOptions): Promise<ControlPlaneDump | null> {
+  if (options.controlPlane === undefined) return null;
+  options.onProgress({ phase: "dump", entry: CONTROL_PLANE_ENTRY, done: 0, total: 1 });
+  return dumpControlPlane(options.controlPlane, join(run.work, "control-plane.sql"));
+}
+
 async function writeBackup(
   home: StateHome,
   run: Run,
   options: CheckedOptions,
   checker: SnapshotChecker,
 ): Promise<BackupManifest> {
+  const dump = await dumpFirst(run, options);
+  // This backup's own dump supersedes a dump an earlier restore left in the home.
+  const superseded = dump ? [join(home.path, CONTROL_PLANE_HOME_PATH)] : [];
   const capture = captureHome({
     home,
     work: run.work,
-    exclude: [run.archive, run.partial, run.work],
+    exclude: [run.archive, run.partial, run.work, ...superseded],
     checker,
     onSnapshot: (entry, done, total) =>
       options.onProgress({ phase: "snapshot", entry, done, total }),
   });
   const meta = { id: run.id, createdAt: run.createdAt, home: home.path, gzip: options.compress };
+  if (dump && existsSync(superseded[0] as string)) {
+    capture.skipped.push({
+      homePath: CONTROL_PLANE_HOME_PATH,
+      reason: "superseded by this backup's own dump of the control plane",
+    });
+  }
   const manifest = await writeArchive(run.partial, capture, {
     ...meta,
     onProgress: options.onProgress,
+    controlPlane: dump,
   });
   placeNewFile(run.partial, run.archive);
   return manifest;
@@ -187,6 +221,8 @@ async function backupHome(home: StateHome, options: CheckedOptions): Promise<Bac
  * size, SHA-256, schema version and `integrity_check` of each entry. Writers in other processes
  * keep going; each database's snapshot holds what was committed when its snapshot began. The
  * archive appears at its final path only when complete and on disk. Recorded in `backup_runs`.
+ * With `controlPlane`, the archive also carries that PostgreSQL database's `pg_dump`
+ * (`control-plane/postgres.sql`); a dump that fails fails the backup.
  */
 export async function createBackup(
   home: StateHome | string,

@@ -5,6 +5,7 @@ import {
   type BackupManifest,
   DATABASES_DIR,
   MANIFEST_ENTRY,
+  type ManifestControlPlane,
   type ManifestDatabase,
   type ManifestFile,
   type SnapshotRole,
@@ -13,7 +14,7 @@ import {
 import { parseManifest } from "./manifest-parse.js";
 import type { SnapshotCheck } from "./snapshot-check.js";
 
-export type VerifiedEntryKind = "database" | "file" | "manifest" | "unexpected";
+export type VerifiedEntryKind = "database" | "file" | "control-plane" | "manifest" | "unexpected";
 /** `unverified`: the entry could not be judged because the manifest is missing or invalid. */
 export type VerifiedEntryStatus = "ok" | "bad" | "missing" | "unverified";
 
@@ -43,10 +44,16 @@ export interface Judgement {
   problems: VerifyProblem[];
 }
 
-type Expected = ManifestDatabase | ManifestFile;
+type Expected = ManifestDatabase | ManifestFile | ManifestControlPlane;
 
 function isDatabase(expected: Expected): expected is ManifestDatabase {
   return "snapshotPath" in expected;
+}
+
+/** A database, the control plane's dump, or a plain file. */
+function kindOf(expected: Expected): VerifiedEntryKind {
+  if (isDatabase(expected)) return "database";
+  return "backend" in expected ? "control-plane" : "file";
 }
 
 function entryName(expected: Expected): string {
@@ -89,7 +96,7 @@ function describe(
 ): VerifiedEntry {
   const db = want && isDatabase(want) ? want : null;
   const kind: VerifiedEntryKind =
-    scanned.path === MANIFEST_ENTRY ? "manifest" : db ? "database" : want ? "file" : "unexpected";
+    scanned.path === MANIFEST_ENTRY ? "manifest" : want ? kindOf(want) : "unexpected";
   return {
     path: scanned.path,
     kind,
@@ -129,7 +136,7 @@ function missingEntry(want: Expected): VerifiedEntry {
   const db = isDatabase(want) ? want : null;
   return {
     path: entryName(want),
-    kind: db ? "database" : "file",
+    kind: kindOf(want),
     role: db?.role ?? null,
     agentId: db?.agentId ?? null,
     bytes: want.bytes,
@@ -235,7 +242,13 @@ export function judgeArchive(
   checks: ReadonlyMap<string, SnapshotCheck>,
 ): Judgement {
   const { manifest, problem: manifestProblem } = readManifest(scan);
-  const wanted: Expected[] = manifest ? [...manifest.databases, ...manifest.files] : [];
+  const wanted: Expected[] = manifest
+    ? [
+        ...manifest.databases,
+        ...manifest.files,
+        ...(manifest.controlPlane ? [manifest.controlPlane] : []),
+      ]
+    : [];
   const expected = new Map(wanted.map((want) => [entryName(want), want]));
   const entries = scan.entries.map((scanned) =>
     judgeEntry(scanned, manifest, expected, checks.get(scanned.path)),

@@ -7,8 +7,11 @@ import {
   BACKUP_FORMAT,
   BACKUP_FORMAT_VERSION,
   type BackupManifest,
+  CONTROL_PLANE_ENTRY,
+  CONTROL_PLANE_HOME_PATH,
   entryPathProblem,
   fileEntryName,
+  type ManifestControlPlane,
   type ManifestDatabase,
   type ManifestFile,
   type ManifestSkip,
@@ -140,6 +143,28 @@ function parseSkip(value: unknown, index: number): ManifestSkip {
   return { homePath: string(fields, "homePath", where), reason: string(fields, "reason", where) };
 }
 
+/** Its paths are fixed: an archive cannot make restore write the dump anywhere else. */
+function parseControlPlane(value: unknown): ManifestControlPlane | undefined {
+  if (value === undefined) return undefined;
+  const where = "controlPlane";
+  const fields = object(value, where);
+  if (fields.backend !== "postgres") throw invalid(`${where}.backend must be "postgres"`);
+  const fixed = (key: string, want: string) => {
+    if (fields[key] !== want) throw invalid(`${where}.${key} must be ${JSON.stringify(want)}`);
+    return want;
+  };
+  return {
+    backend: "postgres",
+    server: string(fields, "server", where),
+    serverVersion: string(fields, "serverVersion", where),
+    pgDumpVersion: string(fields, "pgDumpVersion", where),
+    homePath: fixed("homePath", CONTROL_PLANE_HOME_PATH),
+    archivePath: fixed("archivePath", CONTROL_PLANE_ENTRY),
+    bytes: count(fields, "bytes", where),
+    sha256: sha256(fields, where),
+  };
+}
+
 function checkUnique(manifest: BackupManifest): void {
   const taken = new Set<string>();
   const claim = (path: string): void => {
@@ -151,6 +176,7 @@ function checkUnique(manifest: BackupManifest): void {
     for (const suffix of ["", "-wal", "-shm", "-journal"]) claim(`${db.homePath}${suffix}`);
   }
   for (const file of manifest.files) claim(file.homePath);
+  if (manifest.controlPlane) claim(manifest.controlPlane.homePath);
   if (manifest.databases.filter((db) => db.role === "global").length !== 1) {
     throw invalid("it must list exactly one global database");
   }
@@ -185,6 +211,8 @@ export function parseManifest(text: string): BackupManifest {
     files: list(fields, "files").map(parseFile),
     skipped: list(fields, "skipped").map(parseSkip),
   };
+  const controlPlane = parseControlPlane(fields.controlPlane);
+  if (controlPlane) manifest.controlPlane = controlPlane;
   checkUnique(manifest);
   return manifest;
 }

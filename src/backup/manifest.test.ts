@@ -132,6 +132,35 @@ describe("parseManifest", () => {
     expect(rejection(manifest({ files: [wal] }))).toMatch(/listed twice/);
   });
 
+  it("reads a control-plane dump, whose paths an archive cannot choose", () => {
+    const controlPlane = {
+      backend: "postgres" as const,
+      server: "ops@db:5432/cp",
+      serverVersion: "15.18",
+      pgDumpVersion: "15.18",
+      homePath: "control-plane.sql",
+      archivePath: "control-plane/postgres.sql",
+      bytes: 100,
+      sha256: HASH,
+    };
+    expect(parseManifest(JSON.stringify(manifest({ controlPlane })))).toEqual(
+      manifest({ controlPlane }),
+    );
+    const elsewhere = { ...controlPlane, homePath: "state/evil.sql" };
+    expect(rejection(manifest({ controlPlane: elsewhere }))).toMatch(
+      /controlPlane\.homePath must be "control-plane\.sql"/,
+    );
+    const renamed = { ...controlPlane, archivePath: "files/x" };
+    expect(rejection(manifest({ controlPlane: renamed }))).toMatch(/controlPlane\.archivePath/);
+    const file = {
+      homePath: "control-plane.sql",
+      archivePath: "files/control-plane.sql",
+      bytes: 1,
+      sha256: HASH,
+    };
+    expect(rejection(manifest({ controlPlane, files: [file] }))).toMatch(/listed twice/);
+  });
+
   it("refuses text that is not JSON", () => {
     expect(() => parseManifest("{")).toThrow(/manifest\.json is not valid: not JSON/);
   });

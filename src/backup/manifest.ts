@@ -9,6 +9,14 @@ export const BACKUP_FORMAT_VERSION = 1;
 export const MANIFEST_ENTRY = "manifest.json";
 export const DATABASES_DIR = "databases";
 export const FILES_DIR = "files";
+/**
+ * The control plane's dump, when the backup took one. A reader that predates it refuses such an
+ * archive (an entry its manifest does not list) rather than misreading it, so the format version
+ * stays.
+ */
+export const CONTROL_PLANE_ENTRY = "control-plane/postgres.sql";
+/** Where restore writes the dump, relative to the home, for the operator to load. */
+export const CONTROL_PLANE_HOME_PATH = "control-plane.sql";
 
 /**
  * `global` and `agent` are the home's own databases; `other` is any further SQLite file found in
@@ -48,6 +56,22 @@ export interface ManifestSkip {
   reason: string;
 }
 
+/** A `pg_dump` of the PostgreSQL control plane: plain SQL, no owners or privileges. */
+export interface ManifestControlPlane {
+  backend: "postgres";
+  /** `user@host:port/database`: never the password. */
+  server: string;
+  /** As the dump's header names them, e.g. "15.18 (Debian 15.18-0+deb12u1)". */
+  serverVersion: string;
+  pgDumpVersion: string;
+  /** Always `CONTROL_PLANE_HOME_PATH`. */
+  homePath: string;
+  /** Always `CONTROL_PLANE_ENTRY`. */
+  archivePath: string;
+  bytes: number;
+  sha256: string;
+}
+
 export interface BackupManifest {
   format: typeof BACKUP_FORMAT;
   formatVersion: number;
@@ -58,6 +82,8 @@ export interface BackupManifest {
   databases: ManifestDatabase[];
   files: ManifestFile[];
   skipped: ManifestSkip[];
+  /** Present when the backup dumped a PostgreSQL control plane. */
+  controlPlane?: ManifestControlPlane;
 }
 
 /** A relative OS path as the "/"-separated form used inside archives and manifests. */

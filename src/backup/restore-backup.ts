@@ -22,9 +22,15 @@ import {
 } from "../db/pending-restore.js";
 import { openStateHome, resolveHomePath, type StateHome } from "../home.js";
 import type { JsonValue } from "../stores/json.js";
+import {
+  type ControlPlaneLoader,
+  loadCommand,
+  prepareControlPlaneLoad,
+} from "./control-plane-load.js";
 import { BACKUPS_DIR } from "./home-files.js";
 import type { BackupManifest } from "./manifest.js";
 import { syncDir } from "./options.js";
+import { pgTarget } from "./pg-tools.js";
 import {
   blockers,
   describePaths,
@@ -39,6 +45,19 @@ export interface RestoreBackupOptions {
   home: string;
   /** Move the old home aside (into `backups/replaced-<time>/`) instead of refusing one with databases or colliding files. */
   force?: boolean;
+  /**
+   * A PostgreSQL database (`postgres://` URL) to load the archive's control-plane dump into, with
+   * psql in one transaction. It must hold no agentstate control plane yet: one that does is
+   * refused (`E_CONFLICT`), even with `force`, before the home is touched.
+   */
+  controlPlane?: string;
+}
+
+export interface RestoredControlPlane {
+  /** The dump, written into the restored home (0600). */
+  file: string;
+  /** The server it was loaded into (`user@host:port/database`), or null when not loaded. */
+  loadedInto: string | null;
 }
 
 export interface MovedAside {
@@ -56,6 +75,8 @@ export interface RestoreReport {
   /** The agents the restored home registers (each opened once to prove it). */
   agents: string[];
   movedAside: MovedAside[];
+  /** The control plane's dump, when the archive carries one. */
+  controlPlane: RestoredControlPlane | null;
   verify: VerifyReport;
 }
 
@@ -109,15 +130,22 @@ function openRestored(target: string, manifest: BackupManifest): string[] {
   }
 }
 
-function checkOptions(options: RestoreBackupOptions): { home: string; force: boolean } {
-  rejectUnknownOptions(options, ["home", "force"], "restoreBackup");
-  const { home, force = false } = options;
+interface CheckedOptions {
+  home: string;
+  force: boolean;
+  controlPlane: string | undefined;
+}
+
+function checkOptions(options: RestoreBackupOptions): CheckedOptions {
+  rejectUnknownOptions(options, ["home", "force", "controlPlane"], "restoreBackup");
+  const { home, force = false, controlPlane } = options;
   if (typeof home !== "string" || home === "") {
     throw new TypeError("Expected restoreBackup({ home }) to be a non-empty path");
   }
   if (typeof force !== "boolean")
     throw new TypeError("Expected restoreBackup({ force }) to be a boolean");
-  return { home: resolveHomePath(home), force };
+  if (controlPlane !== undefined) pgTarget(controlPlane, "restoreBackup({ controlPlane })");
+  return { home: resolveHomePath(home), force, controlPlane };
 }
 
 /** The old home's top-level entries that a forced restore moves aside, all but `backups/`. */
@@ -198,8 +226,33 @@ function summarize(
     movedAside: aside
       ? journal.moveAside.map((name) => ({ from: join(target, name), to: join(aside, name) }))
       : [],
+    controlPlane: manifest.controlPlane
+      ? { file: join(target, manifest.controlPlane.homePath), loadedInto: null }
+      : null,
     verify,
   };
+}
+
+function noDump(archive: string, server: string): StateError {
+  return new StateError(
+    "E_INVALID_ARGUMENT",
+    `${archive} carries no control-plane dump to load into ${server}; drop --control-plane`,
+    { details: { archive } },
+  );
+}
+
+/** The home is restored by now; a failed load leaves the database unchanged (one transaction). */
+async function loadRestored(loader: ControlPlaneLoader, restored: RestoredControlPlane) {
+  try {
+    await loader.load(restored.file);
+  } catch (error) {
+    throw new StateError(
+      "E_IO",
+      `the home was restored, but the control plane was not loaded (the database is unchanged): ${(error as Error).message}; once fixed, run: ${loadCommand(restored.file)}`,
+      { cause: error, details: { file: restored.file, server: loader.server } },
+    );
+  }
+  restored.loadedInto = loader.server;
 }
 
 /** Makes the target (and missing parents) private; returns the topmost directory it created. */
@@ -217,14 +270,17 @@ function prepareTarget(target: string): string | undefined {
  * deleting anything); a home another process has open is always refused, naming the process.
  * The switch is committed by a journal: a crash at any point leaves the old home, or the restored
  * one once the next open (or restore) finishes the switch. Directories end up 0700, files 0600;
- * the restored home is opened, with every agent database, before this returns.
+ * the restored home is opened, with every agent database, before this returns. An archive's
+ * control-plane dump is restored as `<home>/control-plane.sql`; with `controlPlane` it is then
+ * loaded into that (empty) PostgreSQL database.
  */
 export async function restoreBackup(
   file: string,
   options: RestoreBackupOptions,
 ): Promise<RestoreReport> {
-  const { home: target, force } = checkOptions(options);
+  const { home: target, force, controlPlane } = checkOptions(options);
   const archive = archivePath(file, "restoreBackup");
+  const loader = controlPlane === undefined ? null : await prepareControlPlaneLoad(controlPlane);
   if (existsSync(target)) settlePendingRestore(target);
   const existing = existingDatabases(target);
   if (existing.length > 0 && !force) throw conflict(target, "databases", existing);
@@ -235,11 +291,14 @@ export async function restoreBackup(
   const work = beginRestoreWork(target);
   try {
     const { report, manifest, items } = await stage(archive, work);
+    if (loader && !manifest.controlPlane) throw noDump(archive, loader.server);
     const journal = journalFor(target, items, force);
     refuseHeldHome(target, "restore");
     commitRestore(target, journal);
     restored = true;
-    return summarize(archive, target, manifest, items, journal, report);
+    const summary = summarize(archive, target, manifest, items, journal, report);
+    if (loader && summary.controlPlane) await loadRestored(loader, summary.controlPlane);
+    return summary;
   } finally {
     if (!restored) {
       rmSync(work, { recursive: true, force: true });

@@ -50,6 +50,16 @@ export function planRestore(manifest: BackupManifest, scan: ArchiveScan): Restor
       name: file.archivePath,
       isDatabase: false,
     })),
+    // Restored as a file of the home (0600, like the rest): loading it is the operator's call.
+    ...(manifest.controlPlane
+      ? [
+          {
+            homePath: manifest.controlPlane.homePath,
+            name: manifest.controlPlane.archivePath,
+            isDatabase: false,
+          },
+        ]
+      : []),
   ];
   return items.map(({ homePath, name, isDatabase }) => {
     const path = staged.get(name);

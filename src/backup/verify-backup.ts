@@ -9,7 +9,7 @@ import {
   type VerifiedEntry,
   type VerifyProblem,
 } from "./judge-archive.js";
-import { type BackupManifest, FILES_DIR } from "./manifest.js";
+import { type BackupManifest, CONTROL_PLANE_ENTRY, FILES_DIR } from "./manifest.js";
 import { type SnapshotCheck, SnapshotChecker } from "./snapshot-check.js";
 
 export interface VerifyReport {
@@ -55,7 +55,7 @@ export function archivePath(file: unknown, where: string): string {
 
 /**
  * Reads an archive into `stagingDir` (snapshots always, since SQLite checks files; the other
- * files only with `stageFiles`), checks each snapshot as soon as it is out, and judges the lot.
+ * files and the control plane's dump only with `stageFiles`), checks each snapshot as soon as it is out, and judges the lot.
  */
 export async function inspectArchive(
   archive: string,
@@ -69,7 +69,8 @@ export async function inspectArchive(
       stagingDir,
       durable: options.durable,
       stage: (path) =>
-        isSnapshotEntry(path) || (options.stageFiles && path.startsWith(`${FILES_DIR}/`)),
+        isSnapshotEntry(path) ||
+        (options.stageFiles && (path.startsWith(`${FILES_DIR}/`) || path === CONTROL_PLANE_ENTRY)),
       onStaged: (entry) => {
         if (isSnapshotEntry(entry.path) && entry.stagedPath) {
           pending.set(entry.path, checker.check(entry.stagedPath));

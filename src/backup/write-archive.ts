@@ -1,12 +1,16 @@
 import { statSync } from "node:fs";
 import type { HomeCapture, TakenSnapshot } from "./capture-home.js";
+import type { ControlPlaneDump } from "./control-plane-dump.js";
 import type { BackupProgress } from "./create-backup.js";
 import {
   BACKUP_FORMAT,
   BACKUP_FORMAT_VERSION,
   type BackupManifest,
+  CONTROL_PLANE_ENTRY,
+  CONTROL_PLANE_HOME_PATH,
   fileEntryName,
   MANIFEST_ENTRY,
+  type ManifestControlPlane,
   type ManifestDatabase,
   type ManifestFile,
   type ManifestSkip,
@@ -20,6 +24,7 @@ export interface ArchiveMeta {
   home: string;
   gzip: boolean;
   onProgress: (event: BackupProgress) => void;
+  controlPlane: ControlPlaneDump | null;
 }
 
 /** A file that went away or became unreadable between the listing and the archiving. */
@@ -77,10 +82,34 @@ async function addFiles(writer: TarWriter, capture: HomeCapture, progress: Progr
   return { files, skipped };
 }
 
+async function addDump(
+  writer: TarWriter,
+  dump: ControlPlaneDump,
+  progress: Progress,
+): Promise<ManifestControlPlane> {
+  const written = await writer.addFile(
+    CONTROL_PLANE_ENTRY,
+    dump.file,
+    progress(CONTROL_PLANE_ENTRY),
+  );
+  return {
+    backend: "postgres",
+    server: dump.server,
+    serverVersion: dump.serverVersion,
+    pgDumpVersion: dump.pgDumpVersion,
+    homePath: CONTROL_PLANE_HOME_PATH,
+    archivePath: written.name,
+    bytes: written.bytes,
+    sha256: written.sha256,
+  };
+}
+
 async function writeEntries(writer: TarWriter, capture: HomeCapture, meta: ArchiveMeta) {
+  const dump = meta.controlPlane;
   const total =
     capture.snapshots.reduce((sum, taken) => sum + statSync(taken.file).size, 0) +
-    capture.files.reduce((sum, file) => sum + file.bytes, 0);
+    capture.files.reduce((sum, file) => sum + file.bytes, 0) +
+    (dump ? statSync(dump.file).size : 0);
   let done = 0;
   const progress: Progress = (entry) => (bytes) => {
     done += bytes;
@@ -93,13 +122,14 @@ async function writeEntries(writer: TarWriter, capture: HomeCapture, meta: Archi
     databases.push(settleSnapshot(taken, written));
   }
   const { files, skipped } = await addFiles(writer, capture, progress);
+  const controlPlane = dump ? await addDump(writer, dump, progress) : null;
   await writer.flushEarly();
-  return { databases: await Promise.all(databases), files, skipped };
+  return { databases: await Promise.all(databases), files, skipped, controlPlane };
 }
 
 /**
- * Writes the archive at `path`: the snapshots, then the files, then the manifest describing them,
- * last, so that it can hold the hash of every body read on the way.
+ * Writes the archive at `path`: the snapshots, then the files, then the control plane's dump if
+ * any, then the manifest describing them, last, so that it can hold the hash of every body read on the way.
  */
 export async function writeArchive(
   path: string,
@@ -108,7 +138,7 @@ export async function writeArchive(
 ): Promise<BackupManifest> {
   const writer = TarWriter.create(path, { gzip: meta.gzip });
   try {
-    const { databases, files, skipped } = await writeEntries(writer, capture, meta);
+    const { databases, files, skipped, controlPlane } = await writeEntries(writer, capture, meta);
     const manifest: BackupManifest = {
       format: BACKUP_FORMAT,
       formatVersion: BACKUP_FORMAT_VERSION,
@@ -118,6 +148,7 @@ export async function writeArchive(
       databases,
       files,
       skipped,
+      ...(controlPlane ? { controlPlane } : {}),
     };
     const text = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
     await writer.addBuffer(MANIFEST_ENTRY, text, new Date(meta.createdAt));

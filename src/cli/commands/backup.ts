@@ -1,5 +1,6 @@
 import { dirname } from "node:path";
 import type { Command } from "commander";
+import { loadCommand } from "../../backup/control-plane-load.js";
 import {
   type BackupProgress,
   type BackupReport,
@@ -39,11 +40,20 @@ import { truncate } from "../render/style.js";
 interface CreateOptions extends HomeOptions, JsonOption {
   out?: string;
   compress: boolean;
+  controlPlane?: string;
 }
 
 interface RestoreOptions extends JsonOption {
   home: string;
   force?: boolean;
+  controlPlane?: string;
+}
+
+/** `--control-plane`, else `$AGENTSTATE_CONTROL_PLANE` when it names a PostgreSQL server. */
+function controlPlaneToDump(flag: string | undefined): string | undefined {
+  if (flag !== undefined) return flag;
+  const fromEnv = process.env.AGENTSTATE_CONTROL_PLANE;
+  return fromEnv && /^postgres(ql)?:\/\//.test(fromEnv) ? fromEnv : undefined;
 }
 
 interface ListOptions extends HomeOptions, JsonOption {
@@ -68,9 +78,11 @@ function progressLine(): { onProgress?: (event: BackupProgress) => void; clear: 
     if (now - shown < 100) return;
     shown = now;
     const amount =
-      event.phase === "snapshot"
-        ? `${event.done + 1}/${event.total}`
-        : `${Math.floor((100 * event.done) / Math.max(event.total, 1))}%`;
+      event.phase === "dump"
+        ? "pg_dump"
+        : event.phase === "snapshot"
+          ? `${event.done + 1}/${event.total}`
+          : `${Math.floor((100 * event.done) / Math.max(event.total, 1))}%`;
     process.stderr.write(`\r\x1b[K${event.phase} ${amount} ${event.entry}`);
   };
   return { onProgress, clear: () => process.stderr.write("\r\x1b[K") };
@@ -93,6 +105,12 @@ function renderCreated(report: BackupReport): string {
     "",
     `files: ${manifest.files.length} (${formatBytes(manifest.files.reduce((sum, f) => sum + f.bytes, 0))})`,
   ];
+  const cp = manifest.controlPlane;
+  if (cp) {
+    lines.push(
+      `control plane: ${cp.server} (PostgreSQL ${cp.serverVersion}), ${formatBytes(cp.bytes)} of SQL, sha256 ${cp.sha256.slice(0, 12)}, as ${cp.archivePath}`,
+    );
+  }
   for (const skip of manifest.skipped) lines.push(`skipped ${skip.homePath}: ${skip.reason}`);
   return lines.join("\n");
 }
@@ -156,6 +174,16 @@ function renderRestored(report: RestoreReport): string {
   ];
   const aside = report.movedAside[0];
   if (aside) lines.push(`the old home was moved aside, whole, into ${dirname(aside.to)}`);
+  const cp = report.controlPlane;
+  if (cp?.loadedInto)
+    lines.push(`control plane: loaded into ${cp.loadedInto} (also kept in ${cp.file})`);
+  else if (cp) {
+    lines.push(
+      `control plane: its dump is in ${cp.file}; load it into a new, empty database with:`,
+      `  ${loadCommand(cp.file)}`,
+      "  (or restore again with --control-plane <url>)",
+    );
+  }
   lines.push(`next: agentstate status --home ${report.home}`);
   return lines.join("\n");
 }
@@ -167,9 +195,14 @@ function registerCreate(backup: Command): void {
       "snapshot every database (VACUUM INTO) and archive them with the home's files and a manifest",
     )
     .option("--out <file>", "archive path (default: <home>/backups/<timestamp>.tar.gz)")
-    .option("--no-compress", "write a plain .tar (faster, larger)");
+    .option("--no-compress", "write a plain .tar (faster, larger)")
+    .option(
+      "--control-plane <url>",
+      "also pg_dump this PostgreSQL control plane into the archive (default: $AGENTSTATE_CONTROL_PLANE when it is a postgres:// URL; needs pg_dump no older than the server)",
+    );
   addExamples(command, [
     "agentstate backup create",
+    "agentstate backup create --control-plane postgres://agentstate@db/agentstate",
     "agentstate backup create --home ~/.agentstate --out /mnt/backups/agentstate.tar.gz",
     "agentstate backup create --no-compress --json",
   ]);
@@ -182,6 +215,7 @@ function registerCreate(backup: Command): void {
         out: options.out,
         compress: options.compress,
         onProgress: progress.onProgress,
+        controlPlane: controlPlaneToDump(options.controlPlane),
       });
     } finally {
       progress.clear();
@@ -235,14 +269,23 @@ function registerRestore(backup: Command): void {
     .requiredOption("--home <dir>", "the home to restore into (new or empty, unless --force)")
     .option(
       "--force",
-      "move the old home aside (into <home>/backups/replaced-<time>/) instead of refusing it",
+      "move the old home aside (into <home>/backups/replaced-<time>/) instead of refusing it; never applies to --control-plane",
+    )
+    .option(
+      "--control-plane <url>",
+      "load the archive's control-plane dump into this PostgreSQL database with psql, in one transaction; a database that already holds agentstate tables is always refused (without it, the dump is only written to <home>/control-plane.sql)",
     );
   addExamples(command, [
     "agentstate backup restore backup.tar.gz --home ~/.agentstate-restored",
     "agentstate backup restore backup.tar.gz --home ~/.agentstate --force",
+    "agentstate backup restore backup.tar.gz --home ~/.agentstate --control-plane postgres://agentstate@db/agentstate_new",
   ]);
   addJsonOption(command).action(async (file: string, options: RestoreOptions) => {
-    const report = await restoreBackup(file, { home: options.home, force: options.force ?? false });
+    const report = await restoreBackup(file, {
+      home: options.home,
+      force: options.force ?? false,
+      controlPlane: options.controlPlane,
+    });
     if (options.json) printJson(report);
     else process.stdout.write(`${renderRestored(report)}\n`);
   });
