@@ -145,17 +145,18 @@ async function writeBackup(
 ): Promise<BackupManifest> {
   const dump = await dumpFirst(run, options);
   // This backup's own dump supersedes a dump an earlier restore left in the home.
-  const superseded = dump ? [join(home.path, CONTROL_PLANE_HOME_PATH)] : [];
+  const oldDump = join(home.path, CONTROL_PLANE_HOME_PATH);
+  const superseded = dump !== null && existsSync(oldDump);
   const capture = captureHome({
     home,
     work: run.work,
-    exclude: [run.archive, run.partial, run.work, ...superseded],
+    exclude: [run.archive, run.partial, run.work, ...(superseded ? [oldDump] : [])],
     checker,
     onSnapshot: (entry, done, total) =>
       options.onProgress({ phase: "snapshot", entry, done, total }),
   });
   const meta = { id: run.id, createdAt: run.createdAt, home: home.path, gzip: options.compress };
-  if (dump && existsSync(superseded[0] as string)) {
+  if (superseded) {
     capture.skipped.push({
       homePath: CONTROL_PLANE_HOME_PATH,
       reason: "superseded by this backup's own dump of the control plane",
