@@ -165,10 +165,12 @@ describe("agentstate backup with a PostgreSQL control plane", () => {
     expect(Object.keys(want)).toEqual([
       "agent_leases",
       "agentstate_schema_migrations",
+      "cron_jobs",
+      "cron_run_logs",
       "delivery_queue_entries",
       "(sequences)",
     ]);
-    expect(want["(sequences)"]).toHaveLength(1);
+    expect(want["(sequences)"]).toHaveLength(2); // delivery_queue_entries and cron_run_logs ids
     expect(want.delivery_queue_entries).toHaveLength(4);
     expect(got).toEqual(want);
     // The loaded database is a control plane agentstate opens as its own (same migration ledger).
