@@ -1,21 +1,16 @@
 import type { Command } from "commander";
 import { readClusterStatus } from "../../control-plane/cluster-status.js";
-import type { ControlPlane, LeaseStatus } from "../../control-plane/control-plane.js";
-import { openControlPlane } from "../../control-plane/open-control-plane.js";
+import type { LeaseStatus } from "../../control-plane/control-plane.js";
+import { addExamples, addHomeOption, addJsonOption, type JsonOption } from "../common.js";
 import {
-  addExamples,
-  addHomeOption,
-  addJsonOption,
-  closeHome,
-  type HomeOptions,
-  type JsonOption,
-  openReadHome,
-} from "../common.js";
+  addControlPlaneOption,
+  type ControlPlaneOption,
+  withControlPlane,
+} from "../control-plane-option.js";
 import { printJson, renderTable } from "../output.js";
 import { sanitize } from "../render/style.js";
 
-interface ClusterStatusOptions extends HomeOptions, JsonOption {
-  controlPlane?: string;
+interface ClusterStatusOptions extends ControlPlaneOption, JsonOption {
   full?: boolean;
 }
 
@@ -39,25 +34,6 @@ function replicaLag(lease: LeaseStatus, now: number): string {
   return `${span(lease.replicaLagMs)} (seen ${span(now - lease.replicaCheckedAt)} ago)`;
 }
 
-/** The control plane the flags name: a URL, else $AGENTSTATE_CONTROL_PLANE, else the home's. */
-async function withControlPlane<T>(
-  options: ClusterStatusOptions,
-  fn: (cp: ControlPlane) => Promise<T>,
-): Promise<T> {
-  const url = options.controlPlane ?? (process.env.AGENTSTATE_CONTROL_PLANE || undefined);
-  const home = url === undefined ? openReadHome(options) : undefined;
-  try {
-    const cp = await openControlPlane(url === undefined ? { home } : { url });
-    try {
-      return await fn(cp);
-    } finally {
-      await cp.close();
-    }
-  } finally {
-    if (home) closeHome(home);
-  }
-}
-
 const HELP = `
 Reads the control plane (--control-plane, else $AGENTSTATE_CONTROL_PLANE, else the home's own
 database): the hosts holding agents, every agent's lease (its host, epoch and deadline) with the
@@ -79,9 +55,9 @@ export function registerCluster(program: Command): void {
   const status = cluster
     .command("status")
     .description("show hosts, agent leases, replica lag per agent and queue depths")
-    .option("--control-plane <url>", "postgres:// URL of the control plane")
     .option("--full", "show agent and host names whole instead of cut with …")
     .addHelpText("after", HELP);
+  addControlPlaneOption(status);
   addHomeOption(status);
   addJsonOption(status);
   status.action(async (options: ClusterStatusOptions) => {

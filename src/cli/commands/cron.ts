@@ -6,21 +6,24 @@ import {
   addExamples,
   addHomeOption,
   addJsonOption,
-  type HomeOptions,
   type JsonOption,
   parseInteger,
-  withReadHome,
 } from "../common.js";
+import {
+  addControlPlaneOption,
+  type ControlPlaneOption,
+  withControlPlane,
+} from "../control-plane-option.js";
 import { moreLine, printJson, renderTable, shellArg } from "../output.js";
 
-interface ListOptions extends HomeOptions, JsonOption {
+interface ListOptions extends ControlPlaneOption, JsonOption {
   agent?: string;
   after?: string;
   limit: string;
   full?: boolean;
 }
 
-interface RunsOptions extends HomeOptions, JsonOption {
+interface RunsOptions extends ControlPlaneOption, JsonOption {
   before?: string;
   limit: string;
   full?: boolean;
@@ -98,16 +101,17 @@ function registerList(cron: Command): void {
     .addHelpText("after", LIST_EXAMPLES);
   addHomeOption(list);
   addJsonOption(list);
-  list.action((options: ListOptions) => {
+  addControlPlaneOption(list);
+  list.action(async (options: ListOptions) => {
     const limit = parseInteger("--limit", options.limit, 1, 10_000);
-    const { jobs, more } = withReadHome(options, (home) => {
+    const { jobs, more } = await withControlPlane(options, async ({ cron }) => {
       const query = { agentId: options.agent, after: options.after, limit };
-      const jobs = home.cron.list(query);
+      const jobs = await cron.list(query);
       const last = jobs.at(-1);
       const more =
         jobs.length === limit &&
         last !== undefined &&
-        home.cron.list({ ...query, after: last.jobId, limit: 1 }).length > 0;
+        (await cron.list({ ...query, after: last.jobId, limit: 1 })).length > 0;
       return { jobs, more };
     });
     if (options.json) {
@@ -133,24 +137,26 @@ function registerRuns(cron: Command): void {
     .addHelpText("after", RUNS_EXAMPLES);
   addHomeOption(runs);
   addJsonOption(runs);
-  runs.action((jobId: string, options: RunsOptions) => {
+  addControlPlaneOption(runs);
+  runs.action(async (jobId: string, options: RunsOptions) => {
     const limit = parseInteger("--limit", options.limit, 1, 10_000);
     const before =
       options.before === undefined
         ? undefined
         : parseInteger("--before", options.before, 1, Number.MAX_SAFE_INTEGER);
-    const { log, more } = withReadHome(options, (home) => {
-      if (!home.cron.get(jobId)) {
-        throw new StateError("E_NOT_FOUND", `no cron job "${jobId}" in ${home.path}`, {
+    const { log, more } = await withControlPlane(options, async (cp) => {
+      if (!(await cp.cron.get(jobId))) {
+        const where = cp.backend === "sqlite" ? "this home" : "the control plane";
+        throw new StateError("E_NOT_FOUND", `no cron job "${jobId}" in ${where}`, {
           details: { jobId },
         });
       }
-      const log = home.cron.runs(jobId, { limit, before });
+      const log = await cp.cron.runs(jobId, { limit, before });
       const last = log.at(-1);
       const more =
         log.length === limit &&
         last !== undefined &&
-        home.cron.runs(jobId, { limit: 1, before: last.id }).length > 0;
+        (await cp.cron.runs(jobId, { limit: 1, before: last.id })).length > 0;
       return { log, more };
     });
     if (options.json) {
