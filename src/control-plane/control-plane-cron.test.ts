@@ -1,7 +1,6 @@
 import { Cron } from "croner";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isStateError, type StateErrorCode } from "../db/errors.js";
 import { cronExpressionArb } from "../schedule/test-support/cron-arbitraries.js";
 import {
   type CronJobDefinition,
@@ -9,7 +8,7 @@ import {
   CronStore,
 } from "../stores/global/cron-store.js";
 import { simulatedClock, useGlobalDb } from "../stores/global/test-support/global-db.js";
-import { BACKENDS, useControlPlanes } from "./test-support/control-planes.js";
+import { BACKENDS, rejects, useControlPlanes } from "./test-support/control-planes.js";
 
 // Cron on every backend, as control-plane.test.ts does the queue: each test runs on the embedded
 // SQLite control plane and on a real PostgreSQL, rows counted through a separate connection.
@@ -19,16 +18,6 @@ const openDb = useGlobalDb();
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const START = Date.UTC(2026, 4, 6, 12);
-
-async function rejects(promise: Promise<unknown>, code: StateErrorCode, message?: RegExp) {
-  const error = await promise.then(
-    () => expect.unreachable(`expected ${code}`),
-    (e: unknown) => e,
-  );
-  expect(isStateError(error, code), String(error)).toBe(true);
-  if (message) expect((error as Error).message).toMatch(message);
-  return error as { details: Record<string, unknown> };
-}
 
 function job(id: string, schedule: CronJobDefinition["schedule"], extra = {}): CronJobDefinition {
   return {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isStateError, type StateErrorCode } from "../db/errors.js";
 import { simulatedClock } from "../stores/global/test-support/global-db.js";
-import { BACKENDS, useControlPlanes } from "./test-support/control-planes.js";
+import { BACKENDS, rejects, useControlPlanes } from "./test-support/control-planes.js";
 
 // One behaviour on every backend: each test below runs on the embedded SQLite control plane and
 // on a real PostgreSQL (a throwaway cluster for this file), and checks rows through a separate
@@ -9,16 +8,6 @@ import { BACKENDS, useControlPlanes } from "./test-support/control-planes.js";
 
 const open = useControlPlanes();
 const Q = "outbound-delivery";
-
-async function rejects(promise: Promise<unknown>, code: StateErrorCode, message?: RegExp) {
-  const error = await promise.then(
-    () => expect.unreachable(`expected ${code}`),
-    (e: unknown) => e,
-  );
-  expect(isStateError(error, code), String(error)).toBe(true);
-  if (message) expect((error as Error).message).toMatch(message);
-  return error as { details: Record<string, unknown> };
-}
 
 describe.each(BACKENDS)("control plane on %s: delivery queue", (backend) => {
   const setup = async (queue = {}) => {

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import pg from "pg";
-import { afterEach } from "vitest";
+import { afterEach, expect } from "vitest";
+import { isStateError, type StateErrorCode } from "../../db/errors.js";
 import { openRawSqlite } from "../../db/test-support/raw-sqlite.js";
 import { usePostgres } from "../../test-support/postgres.js";
 import { useTempDirs } from "../../test-support/temp-dir.js";
@@ -87,4 +88,15 @@ function countPostgres(url: string, table: string, where = "TRUE"): Promise<numb
     const { rows } = await client.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`);
     return Number(rows[0].n);
   });
+}
+
+/** The StateError `promise` rejects with, checked to carry `code` (and `message`, if given). */
+export async function rejects(promise: Promise<unknown>, code: StateErrorCode, message?: RegExp) {
+  const error = await promise.then(
+    () => expect.unreachable(`expected ${code}`),
+    (e: unknown) => e,
+  );
+  expect(isStateError(error, code), String(error)).toBe(true);
+  if (message) expect((error as Error).message).toMatch(message);
+  return error as { details: Record<string, unknown> };
 }
