@@ -5,14 +5,14 @@ export const DEFAULT_MAX_OPEN_AGENTS = 64;
 /** Far above any useful pool: past it the process runs out of file descriptors anyway. */
 export const MAX_MAX_OPEN_AGENTS = 100_000;
 /**
- * Slots of the cap kept for an evicted database whose connection waits for the checkpointer
- * thread to hold its file (see `Database.beginClose`): its 3 descriptors, and the thread's own
- * connection to it, are open meanwhile. One such close at a time; while it waits, the next
- * eviction closes on the caller. A pool smaller than `MIN_CAP_FOR_HANDOFF` keeps every slot and
- * closes on the caller.
+ * Slots of the cap kept for evicted databases whose connections wait for the checkpointer thread
+ * to hold their files (see `Database.beginClose`): their 3 descriptors, and the thread's own
+ * connection to each, are open meanwhile, so two slots per close. At most `MAX_CLOSING` at a
+ * time; past it an eviction closes on the caller. A pool smaller than `MIN_CAP_FOR_HANDOFF` keeps
+ * every slot and closes on the caller.
  */
-const HANDOFF_RESERVE = 4;
 const MAX_CLOSING = 2;
+const HANDOFF_RESERVE = 2 * MAX_CLOSING;
 const MIN_CAP_FOR_HANDOFF = 8;
 /** How soon a wait is looked at again when no use of the pool comes first. */
 const CLOSING_POLL_MS = 2;
