@@ -69,7 +69,7 @@ const templates = new Map<string, Buffer>();
 
 /**
  * Creates a new database at `path` (incremental auto-vacuum, the journal mode, the full schema):
- * written beside it, synced, then linked into place in one step. Connections racing to create the
+ * made beside it, on disk, then linked into place in one step. Connections racing to create the
  * same file then never see a half-initialized file or convert its journal mode at the same time
  * (which SQLite answers with BUSY or I/O errors); the loser of the race simply opens the winner's.
  */
@@ -80,21 +80,20 @@ export function createDatabaseFile(
   mode: JournalMode,
 ): void {
   const key = `${role}:${mode}`;
-  let bytes = templates.get(key);
-  if (bytes === undefined) {
-    bytes = buildTemplate(draftPath(path), role, factory, mode);
-    templates.set(key, bytes);
-  }
   const draft = draftPath(path);
   try {
-    writeSynced(draft, bytes);
+    const template = templates.get(key);
+    if (template === undefined || !writeSynced(draft, template)) {
+      buildDraft(draft, role, factory, mode);
+      if (template === undefined) templates.set(key, readFileSync(draft));
+    }
     try {
       linkSync(draft, path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
   } finally {
-    rmSync(draft, { force: true });
+    for (const file of [draft, `${draft}-wal`, `${draft}-shm`]) rmSync(file, { force: true });
   }
 }
 
@@ -102,42 +101,45 @@ function draftPath(path: string): string {
   return `${path}.new-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}`;
 }
 
-/** Runs the migrations on a new file at `draft` and returns its bytes, closed and whole. */
-function buildTemplate(
-  draft: string,
-  role: DatabaseRole,
-  factory: DriverFactory,
-  mode: JournalMode,
-): Buffer {
+/** Runs the migrations on a new file at `draft`, left closed and whole. */
+function buildDraft(draft: string, role: DatabaseRole, factory: DriverFactory, mode: JournalMode) {
   ensurePrivateFile(draft);
+  const driver = factory(draft, { fileMustExist: true });
   try {
-    const driver = factory(draft, { fileMustExist: true });
-    try {
-      // Only an empty file can take it (the pointer map starts with the first table), and only
-      // with it can the freelist be given back in small steps later (free-pages.ts).
-      driver.exec("PRAGMA auto_vacuum = INCREMENTAL");
-      applyPragmas(driver, mode);
-      migrate(driver, role);
-      if (role === "agent") finishLayoutUpgrade(driver);
-    } finally {
-      // The only connection: its close copies the WAL back into the file and removes it.
-      driver.close();
-    }
-    return readFileSync(draft);
+    // Only an empty file can take it (the pointer map starts with the first table), and only
+    // with it can the freelist be given back in small steps later (free-pages.ts).
+    driver.exec("PRAGMA auto_vacuum = INCREMENTAL");
+    applyPragmas(driver, mode);
+    migrate(driver, role);
+    if (role === "agent") finishLayoutUpgrade(driver);
   } finally {
-    for (const file of [draft, `${draft}-wal`, `${draft}-shm`]) rmSync(file, { force: true });
+    // The only connection: its close copies the WAL back into the file and removes it.
+    driver.close();
   }
 }
 
-/** The file, written and on disk before it is linked anywhere (0600, never over another). */
-function writeSynced(path: string, bytes: Buffer): void {
+/** Whether a process may fsync (Node's permission model refuses it); learnt on the first try. */
+let fsyncAllowed = true;
+
+/**
+ * The file, written and on disk before it is linked anywhere (0600, never over another); false
+ * when this process may not fsync, and nothing was written (SQLite's own syncs serve then).
+ */
+function writeSynced(path: string, bytes: Buffer): boolean {
+  if (!fsyncAllowed) return false;
   const fd = openSync(path, "wx", FILE_MODE);
   try {
     for (let done = 0; done < bytes.length; ) {
       done += writeSync(fd, bytes, done, bytes.length - done, done);
     }
     fsyncSync(fd);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_ACCESS_DENIED") throw error;
+    fsyncAllowed = false;
+    return false;
   } finally {
     closeSync(fd);
+    if (!fsyncAllowed) rmSync(path, { force: true });
   }
 }
