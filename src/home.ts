@@ -170,6 +170,8 @@ export class StateHome extends GlobalStores implements AgentSource {
     if (open !== undefined) return fn(open);
     const dbPath = join(this.path, agentDbRelativePath(agentId));
     if (this.hasAgent(agentId) && existsSync(dbPath)) {
+      // A connection on its way out must be gone before another opens the file (see finishClosing).
+      this.pool.finishClosing(agentId);
       const result = readBare(dbPath, agentId, this.openOptions, fn);
       if (result !== NEEDS_UPGRADE) return result;
     }

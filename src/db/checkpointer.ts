@@ -128,6 +128,7 @@ export class Checkpointer {
    * Call before touching `path` with anything but SQLite (a header read, a rename): waits
    * (bounded) while the thread may still hold the file after a `handOff`. Closing any descriptor
    * of a file drops every POSIX lock the process holds on it, the thread connection's included.
+   * A connection handed off but not yet closed must be closed first (`AgentPool.finishClosing`).
    */
   settle(path: string): void {
     const seq = this.releasing.get(path) ?? this.adopting.get(path);
