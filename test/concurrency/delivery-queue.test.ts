@@ -72,6 +72,7 @@ function startHolder(path: string, leaseMs: number, ack: number, hold: number) {
   return { child, report };
 }
 
+const ENTRIES = 40_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("delivery queue under concurrent claimers", () => {
@@ -82,10 +83,13 @@ describe("delivery queue under concurrent claimers", () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("4 worker threads deliver each of 10,000 entries exactly once", async () => {
+  it("4 worker threads deliver each of 40,000 entries exactly once", async () => {
     const path = join(dir, "threads.sqlite");
     const db = openDatabase({ path, role: "global" });
-    enqueueMany(db, QUEUE, 10_000);
+    // Enough entries that a claimer SQLite's busy handler keeps asleep (its waits grow to 100 ms
+    // while the others take the lock) still wakes to a share: with 10,000, one in a few runs
+    // under a busy machine delivered none.
+    enqueueMany(db, QUEUE, ENTRIES);
     // The claimers wait for each other at a barrier, then race.
     const ready = new SharedArrayBuffer(4);
     const results = await Promise.all(
@@ -96,11 +100,11 @@ describe("delivery queue under concurrent claimers", () => {
     for (const result of results) expect(result.errors, result.owner).toEqual([]);
     // No entry was handed to two claimers, and every claim ended in a successful ack.
     const claimed = results.flatMap((r) => r.claimed);
-    expect(claimed).toHaveLength(10_000);
-    expect(new Set(claimed).size).toBe(10_000);
+    expect(claimed).toHaveLength(ENTRIES);
+    expect(new Set(claimed).size).toBe(ENTRIES);
     const delivered = results.flatMap((r) => r.delivered);
-    expect(delivered).toHaveLength(10_000);
-    expect(new Set(delivered).size).toBe(10_000);
+    expect(delivered).toHaveLength(ENTRIES);
+    expect(new Set(delivered).size).toBe(ENTRIES);
     // The claimers really competed: every one of them delivered a share.
     for (const result of results) expect(result.delivered.length, result.owner).toBeGreaterThan(0);
     expect(new DeliveryQueueStore(db).counts(QUEUE)).toEqual({ pending: 0, leased: 0, failed: 0 });

@@ -132,8 +132,9 @@ export class ColdStore {
       throw error;
     }
     this.removeLeftovers(found.sessionNo);
-    const row = this.selectCold.get(sessionId) as ColdSessionRow;
-    return { ...this.resultOf(sessionId, row), alreadyCold: false };
+    // What was committed, not a read after it: another process may have restored it since.
+    const moved = { archivePath: relative, sha256: encoded.sha256, bytes: encoded.bytes };
+    return { sessionId, ...moved, events: found.events.length, alreadyCold: false };
   }
 
   /**
