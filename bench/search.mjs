@@ -161,8 +161,8 @@ function measure(agent, sql, dir, queries, worst, events) {
 }
 
 /**
- * Typical queries with `pending` events appended (not timed) before each: the search indexes
- * them in the transaction of its MATCH, and that is in its time.
+ * Typical queries with `pending` events appended (not timed) before each: the search matches
+ * them itself (pending-match.ts) in the snapshot of its MATCH, and that is in its time.
  */
 function withPending(agent, next, queries, pending, searcher = agent.search) {
   const samples = [];
@@ -450,8 +450,9 @@ export async function run() {
       "",
       `Typical queries with 1 or ${MOST_PENDING} events appended (one transaction each, not timed) before`,
       `each of ${PENDING_RUNS} searches: ${MOST_PENDING} is the most a writer leaves unindexed (it indexes`,
-      "in bulk at 64), and a writable search indexes them in the transaction of its MATCH; a",
-      "read-only connection (a second `openStateHome({ readonly: true })`) matches them in JS instead.",
+      "in bulk at 64). The search matches them itself, in JS, with FTS5's bm25 and the index's own",
+      "figures, in the snapshot of its MATCH: the writer from the text it kept, a read-only connection",
+      "(a second `openStateHome({ readonly: true })`) from the rows it reads and parses.",
       "",
       table(
         ["events pending", "store p50", "p99", "max", "target", "met?"],

@@ -5,12 +5,11 @@ import type { HomeDatabaseOptions } from "./home-options.js";
 import { TranscriptIndex } from "./stores/agent/transcript-index.js";
 
 /**
- * Indexes a long search backlog (an upgraded database's whole history) in bounded transactions,
- * reporting through the upgrade listener: the first search would otherwise index it all at once,
- * holding the write lock for as long.
+ * Indexes the search backlog (an upgraded database's whole history, or the few events a writer
+ * closed with) in bounded transactions, reporting through the upgrade listener.
  */
 export function indexBacklog(db: Database, onProgress: UpgradeProgressListener | undefined): void {
-  new TranscriptIndex(db).catchUpIfLarge(
+  new TranscriptIndex(db).catchUpAtOpen(
     onProgress && ((done, total) => onProgress({ step: "search index", done, total })),
   );
 }

@@ -60,6 +60,7 @@ export function ftsDocument(text: string): string {
 
 /** `word` cut where it changes between CJK and other characters, in order. */
 export function splitCjk(word: string): string[] {
+  if (!MAYBE_CJK.test(word)) return [word];
   const parts: string[] = [];
   let last = 0;
   for (const match of word.matchAll(CJK_RUN)) {

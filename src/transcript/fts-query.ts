@@ -15,6 +15,7 @@ import { cjkBigrams, isCjk, splitCjk } from "./cjk-terms.js";
  */
 const WORD = /[\p{L}\p{N}_]+\*?/gu;
 const MAX_TERMS = 32;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 export function searchTerms(input: string): string[] {
   const seen = new Set<string>();
@@ -51,5 +52,6 @@ function ftsTerm(term: string): string {
 
 /** Lower case without diacritics, as the `unicode61 remove_diacritics 2` tokenizer folds words. */
 export function normalizeWord(word: string): string {
+  if (!NON_ASCII.test(word)) return word.toLowerCase();
   return word.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
 }

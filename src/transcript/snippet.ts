@@ -17,7 +17,7 @@ const WORD = /[\p{L}\p{N}_]+/gu;
  * contentless, so the text is read once from the event itself.
  */
 export function makeSnippet(text: string, terms: readonly string[], width = 160): Snippet {
-  const matches = findMatches(text, terms);
+  const matches = findMatches(text, terms, width);
   const first = matches[0]?.[0] ?? 0;
   let start = Math.max(0, first - Math.floor(width / 3));
   const end = Math.min(text.length, start + width);
@@ -34,23 +34,34 @@ export function makeSnippet(text: string, terms: readonly string[], width = 160)
   return { text: `${prefix}${body}${suffix}`, highlights };
 }
 
-/** Every match of `terms` in `text`, sorted, overlapping ones merged into one range. */
-function findMatches(text: string, terms: readonly string[]): Array<[number, number]> {
+/**
+ * The matches of `terms` in `text` that can fall in the window (up to `width` past the first),
+ * sorted, overlapping ones merged into one range: the words past it are not scanned.
+ */
+function findMatches(
+  text: string,
+  terms: readonly string[],
+  width: number,
+): Array<[number, number]> {
   const words = new Set(terms.filter((term) => !isCjk(term) && !term.endsWith("*")));
   const prefixes = terms.filter((term) => term.endsWith("*")).map((term) => term.slice(0, -1));
   const matches: Array<[number, number]> = [];
-  for (const match of text.matchAll(WORD)) {
-    let offset = match.index;
-    for (const part of splitCjk(match[0])) {
-      const word = normalizeWord(part);
-      if (!isCjk(part) && (words.has(word) || prefixes.some((p) => word.startsWith(p))))
-        matches.push([offset, offset + part.length]);
-      offset += part.length;
-    }
-  }
   for (const term of terms.filter(isCjk)) {
     for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + 1))
       matches.push([at, at + term.length]);
+  }
+  let scanUntil = Math.min(...matches.map(([from]) => from)) + width;
+  for (const match of text.matchAll(WORD)) {
+    if (match.index >= scanUntil) break;
+    let offset = match.index;
+    for (const part of splitCjk(match[0])) {
+      const word = normalizeWord(part);
+      if (!isCjk(part) && (words.has(word) || prefixes.some((p) => word.startsWith(p)))) {
+        matches.push([offset, offset + part.length]);
+        scanUntil = Math.min(scanUntil, offset + width);
+      }
+      offset += part.length;
+    }
   }
   return mergeRanges(matches);
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { batchRowsOf } from "../../src/db/layout-upgrade.js";
 import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
-import { OPEN_CATCH_UP_BACKLOG } from "../../src/stores/agent/transcript-index.js";
+import { CATCH_UP_BATCH } from "../../src/stores/agent/transcript-index.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { AGENT, assertUpgraded } from "./assert-upgraded.js";
 import { buildSchema6Agent } from "./rich-agent.js";
@@ -28,7 +28,7 @@ describe("a schema-6 agent database opened by this release", () => {
   });
 
   it("reports the copy, then indexes a large backlog at open in batches, not at the first search", () => {
-    const events = OPEN_CATCH_UP_BACKLOG + 2000;
+    const events = 5 * CATCH_UP_BATCH + 2000;
     const { home, dbPath, fixture } = schema6Home(events);
     const progress: { step: string; done: number; total: number }[] = [];
     const opened = openStateHome({ home, onUpgradeProgress: (p) => progress.push(p) });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { loadMigrations } from "../../src/db/schema.js";
 import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
-import { OPEN_CATCH_UP_BACKLOG } from "../../src/stores/agent/transcript-index.js";
+import { CATCH_UP_BATCH } from "../../src/stores/agent/transcript-index.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { contributionOf, sumByDay } from "../../src/test-support/usage-oracle.js";
 
@@ -80,7 +80,7 @@ function oracle(count: number) {
 
 describe("an agent database from the release before usage rollups", () => {
   it("is rolled up at open in bounded batches when its history is long", () => {
-    const count = OPEN_CATCH_UP_BACKLOG + 2500;
+    const count = 5 * CATCH_UP_BATCH + 2500;
     const { home, dbPath } = homeBeforeRollups(count);
     const progress: number[] = [];
     const state = openStateHome({ home, onUpgradeProgress: (p) => progress.push(p.done) });

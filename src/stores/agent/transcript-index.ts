@@ -8,14 +8,9 @@ import { UsageRollup } from "./usage-rollup.js";
 /** Writers index in bulk once this many events wait; fewer wait for a search or an idle moment. */
 export const INDEX_PENDING_LIMIT = 64;
 /** Events indexed per transaction when a long backlog is worked off (after an upgrade). */
-const CATCH_UP_BATCH = 2000;
+export const CATCH_UP_BATCH = 2000;
 /** Quiet time after the last append before a writer indexes what is still pending. */
 const IDLE_MS = 1000;
-/**
- * A backlog longer than this is worked off when a writable home opens the agent, in batches:
- * left to the first search, it would all be indexed in that search's one transaction.
- */
-export const OPEN_CATCH_UP_BACKLOG = 10_000;
 
 /** The text the full-text index holds for an event: its searchable text, CJK runs cut in bigrams. */
 export function indexedText(event: TranscriptEvent): string {
@@ -85,9 +80,13 @@ export class TranscriptIndex {
    * above the usage rollups' mark when that one is further behind (a database just upgraded).
    */
   backlog(): number {
+    return Math.max(this.unindexed(), this.rollup.backlog());
+  }
+
+  /** How many event ids lie above the search index's mark (an upper bound on its backlog). */
+  unindexed(): number {
     const row = this.selectBacklog.get();
-    const search = row === undefined ? 0 : Math.max(0, row.top - row.mark);
-    return Math.max(search, this.rollup.backlog());
+    return row === undefined ? 0 : Math.max(0, row.top - row.mark);
   }
 
   /**
@@ -197,9 +196,13 @@ export class TranscriptIndex {
     return done;
   }
 
-  /** Works off the backlog in batches when it is longer than OPEN_CATCH_UP_BACKLOG; else 0. */
-  catchUpIfLarge(onProgress?: (done: number, total: number) => void): number {
-    return this.backlog() > OPEN_CATCH_UP_BACKLOG ? this.catchUp(onProgress) : 0;
+  /**
+   * Works off whatever backlog the agent has when a writable home first opens it: the few events
+   * a writer closed with, or an upgraded database's whole history (in batches, not all in the
+   * first search's transaction). Then the published search view holds every event again.
+   */
+  catchUpAtOpen(onProgress?: (done: number, total: number) => void): number {
+    return this.backlog() > 0 ? this.catchUp(onProgress) : 0;
   }
 
   /** Stops the idle timer (the database is closing). */
@@ -209,9 +212,9 @@ export class TranscriptIndex {
   }
 
   /**
-   * A writer that goes quiet indexes what it left pending, so a read-only searcher (which cannot
-   * write the index) rarely has more than a few events to scan. Unref'd: it never keeps a
-   * process alive, and a failure only leaves the work to the next search.
+   * A writer that goes quiet indexes what it left pending, so searches rarely have events to
+   * match themselves and the published search view soon holds every event. Unref'd: it never
+   * keeps a process alive, and a failure only leaves the work to the next append or open.
    */
   private scheduleIdle(): void {
     this.lastAppendAt = Date.now();
@@ -232,7 +235,7 @@ export class TranscriptIndex {
       try {
         if (this.db.isOpen && this.backlog() > 0) this.indexPending();
       } catch {
-        // Busy or closed: the next append or search indexes the backlog instead.
+        // Busy or closed: the next batch of appends, or the next open, indexes the backlog.
       }
     }, delay);
     this.idleTimer.unref();

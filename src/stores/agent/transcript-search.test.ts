@@ -201,4 +201,61 @@ describe("TranscriptSearch", () => {
     }
     home.close();
   });
+
+  it("scores the events still above the watermark as FTS5's bm25 does once they are indexed", () => {
+    const words = ["basil", "Basil", "tomato", "café", "cafe", "naïve", "deploy", "deployment"];
+    const cjk = ["東京の天気", "支持的通道列表", "東京", "销售数据"];
+    const text = fc
+      .array(fc.oneof(fc.constantFrom(...words), fc.constantFrom(...cjk)), {
+        minLength: 0,
+        maxLength: 12,
+      })
+      .map((parts) => parts.join(" "));
+    const queries = [
+      "basil",
+      "cafe",
+      "tomato basil",
+      "deplo*",
+      "東京",
+      "支持",
+      "naive",
+      "天気 basil",
+    ];
+    let compared = 0;
+    fc.assert(
+      fc.property(
+        fc.array(text, { minLength: 64, maxLength: 120 }),
+        fc.array(text, { minLength: 1, maxLength: 40 }),
+        fc.constantFrom(...queries),
+        (indexed, pending, query) => {
+          const { home, agent } = setup();
+          const message = (t: string) => ({
+            type: "message",
+            message: { role: "user", content: [{ type: "text", text: t }] },
+          });
+          agent.transcripts.appendMany("old", indexed.map(message));
+          agent.transcripts.index.indexPending();
+          const fresh = new Set(
+            pending.map((t) => agent.transcripts.append("new", message(t)).event.id),
+          );
+          // Still above the watermark: the search matched them itself.
+          expect(agent.transcripts.index.unindexed()).toBeGreaterThan(0);
+          const before = agent.search.search(query, { limit: 500 });
+          agent.transcripts.index.indexPending();
+          expect(agent.transcripts.index.unindexed()).toBe(0);
+          const after = agent.search.search(query, { limit: 500 });
+          const ids = (hits: typeof before) => hits.map((hit) => hit.eventId).sort();
+          expect(ids(before)).toEqual(ids(after));
+          const scored = new Map(after.map((hit) => [hit.eventId, hit.score]));
+          for (const hit of before.filter((h) => fresh.has(h.eventId))) {
+            expect(hit.score).toBeCloseTo(scored.get(hit.eventId) ?? Number.NaN, 9);
+            compared++;
+          }
+          home.close();
+        },
+      ),
+      { numRuns: 40 },
+    );
+    expect(compared).toBeGreaterThan(20);
+  });
 });
