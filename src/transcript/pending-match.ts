@@ -62,6 +62,22 @@ function occurrences(doc: readonly string[], phrase: QueryPhrase): number {
   return count;
 }
 
+/** The first token of each phrase of a `toFtsQuery` query: a match holds every one of them. */
+export function requiredTokens(query: string): string[] {
+  return parseFtsQuery(query).map((phrase) => phrase.tokens[0] as string);
+}
+
+/**
+ * False only when `source` (a text, or an event's JSON) cannot hold every token: it is ASCII with
+ * no `\u` escape, so every character of a text it gives is in it as it stands, and one token
+ * is not found in it in lower case. Rules most texts out without cutting them into tokens.
+ */
+export function mayHold(source: string, tokens: readonly string[]): boolean {
+  if (NON_ASCII.test(source) || source.includes("\\u")) return true;
+  const lower = source.toLowerCase();
+  return tokens.every((token) => lower.includes(token));
+}
+
 /** FTS5's bm25 constants. */
 const K1 = 1.2;
 const B = 0.75;
@@ -80,14 +96,9 @@ export function scoreDocuments(
 ): Array<number | null> {
   const phrases = parseFtsQuery(query);
   if (phrases.length === 0) return texts.map(() => null);
-  // An ASCII text holds a phrase only if it holds the phrase's first token, in lower case: most
-  // texts of a batch are ruled out so, without being cut into tokens.
-  const firstTokens = phrases.map((phrase) => phrase.tokens[0] as string);
+  const required = phrases.map((phrase) => phrase.tokens[0] as string);
   const counts = texts.map((text) => {
-    if (!NON_ASCII.test(text)) {
-      const lower = text.toLowerCase();
-      if (!firstTokens.every((token) => lower.includes(token))) return null;
-    }
+    if (!mayHold(text, required)) return null;
     const doc = tokenize(text);
     const tf = phrases.map((phrase) => occurrences(doc, phrase));
     return tf.every((n) => n > 0) ? tf : null;

@@ -6,6 +6,8 @@ import { searchTerms, toFtsQuery } from "../../transcript/fts-query.js";
 import {
   decodeFtsAverages,
   type IndexFigures,
+  mayHold,
+  requiredTokens,
   scoreDocuments,
 } from "../../transcript/pending-match.js";
 import { isRecord } from "../../transcript/record.js";
@@ -220,6 +222,14 @@ export class TranscriptSearch {
         ? this.pendingAll.all(mark)
         : this.pendingInSession.all(mark, sessionId);
     if (pending.length === 0) return indexed;
+    // Most searches match none of the waiting events: ruled out on their held text, or on their
+    // row's raw JSON, no event is parsed. The scores need them all (the batch's lengths).
+    const tokens = requiredTokens(match);
+    const maybe = pending.some((row) => {
+      const held = this.index.heldText(row.id);
+      return held === undefined ? mayHold(row.event_json, tokens) : mayHold(held, tokens);
+    });
+    if (!maybe) return indexed;
     const texts = pending.map(
       (row) => this.index.heldText(row.id) ?? indexedText(JSON.parse(row.event_json)),
     );
