@@ -1,34 +1,26 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import { StateError } from "../../db/errors.js";
-import {
-  type Clock,
-  checkLimit,
-  checkOptions,
-  checkText,
-  encodeRecord,
-  optionalErrorText,
-  optionalTime,
-} from "../checks.js";
+import { type Clock, checkOptions } from "../checks.js";
 import { TaskDeliveryStore } from "./task-delivery-store.js";
 import {
   fromRow,
-  MAX_TASK_RECORD_BYTES,
   type NewTaskRun,
   newTaskValues,
-  TASK_RUN_COLUMNS,
-  type TaskRecord,
   type TaskRun,
   type TaskRunRow,
 } from "./task-rows.js";
+import { TASK_SQL } from "./task-sql.js";
+import type { TaskStatus } from "./task-states.js";
 import {
-  checkStatus,
-  checkTransition,
-  isTerminalTask,
-  TASK_STATUSES,
-  TASK_TRANSITIONS,
-  type TaskStatus,
-} from "./task-states.js";
+  checkTaskId,
+  listParams,
+  noTaskRun,
+  type TaskListBy,
+  type TaskTransitionOptions,
+  taskExists,
+  transitionParams,
+  transitionRequest,
+} from "./task-transitions.js";
 
 export {
   MAX_TASK_RECORD_BYTES,
@@ -37,18 +29,7 @@ export {
   type TaskRecord,
   type TaskRun,
 } from "./task-rows.js";
-
-export interface TaskTransitionOptions {
-  /** Only if the task is in this status now, else E_CONFLICT (compare-and-swap). */
-  expected?: TaskStatus;
-  /** When it happened (default now): becomes started_at (running) or ended_at (terminal). */
-  at?: number;
-  error?: string;
-  /** Fields shallow-merged into the task's record. */
-  record?: TaskRecord;
-}
-
-const TRANSITION_KEYS = ["expected", "at", "error", "record"] as const;
+export type { TaskTransitionOptions } from "./task-transitions.js";
 
 /**
  * Task runs (`task_runs`): work a runtime does on someone's behalf, moving through
@@ -62,9 +43,7 @@ export class TaskStore {
   private readonly selectOne: SqlStatement<TaskRunRow>;
   private readonly moveTo: SqlStatement<TaskRunRow>;
   private readonly deleteOne: SqlStatement;
-  private readonly byStatus: SqlStatement<TaskRunRow>;
-  private readonly byFlow: SqlStatement<TaskRunRow>;
-  private readonly byRequester: SqlStatement<TaskRunRow>;
+  private readonly lists: Record<TaskListBy, SqlStatement<TaskRunRow>>;
 
   constructor(
     private readonly db: Database,
@@ -72,41 +51,27 @@ export class TaskStore {
   ) {
     this.clock = checkOptions(options, ["clock"], "TaskStore").clock ?? Date.now;
     this.delivery = new TaskDeliveryStore(db, this.clock);
-    const columns = TASK_RUN_COLUMNS.join(", ");
-    this.insert = db.prepare(
-      `INSERT INTO task_runs (${columns}) VALUES (${TASK_RUN_COLUMNS.map((c) => `@${c}`).join(", ")})
-       ON CONFLICT DO NOTHING RETURNING *`,
-    );
-    this.selectOne = db.prepare("SELECT * FROM task_runs WHERE task_id = ?");
-    this.moveTo = db.prepare(
-      `UPDATE task_runs SET status = @to, updated_at = @now, record_json = @record,
-         error = coalesce(@error, error),
-         started_at = iif(@to = 'running', coalesce(started_at, @at), started_at),
-         ended_at = iif(@terminal, @at, ended_at)
-       WHERE task_id = @taskId RETURNING *`,
-    );
-    this.deleteOne = db.prepare("DELETE FROM task_runs WHERE task_id = ?");
-    const page = "ORDER BY created_at, task_id LIMIT ?";
-    this.byStatus = db.prepare(`SELECT * FROM task_runs WHERE status = ? ${page}`);
-    this.byFlow = db.prepare(`SELECT * FROM task_runs WHERE flow_id = ? ${page}`);
-    this.byRequester = db.prepare(
-      `SELECT * FROM task_runs WHERE requester_session_key = ? ${page}`,
-    );
+    this.insert = db.prepare(TASK_SQL.insert);
+    this.selectOne = db.prepare(TASK_SQL.select);
+    this.moveTo = db.prepare(TASK_SQL.moveTo);
+    this.deleteOne = db.prepare(TASK_SQL.delete);
+    this.lists = {
+      status: db.prepare(TASK_SQL.byStatus),
+      flow: db.prepare(TASK_SQL.byFlow),
+      requester: db.prepare(TASK_SQL.byRequester),
+    };
   }
 
   /** Creates a task (E_CONFLICT if its id exists). */
   create(task: NewTaskRun): TaskRun {
-    const row = this.insert.get(newTaskValues(task, this.clock()));
-    if (!row) {
-      throw new StateError("E_CONFLICT", `task ${task.taskId} already exists`, {
-        details: { taskId: task.taskId },
-      });
-    }
+    const values = newTaskValues(task, this.clock());
+    const row = this.insert.get(values);
+    if (!row) throw taskExists(values.task_id as string);
     return fromRow(row);
   }
 
   get(taskId: string): TaskRun | undefined {
-    const row = this.selectOne.get(checkText("task id", taskId, 256));
+    const row = this.selectOne.get({ taskId: checkTaskId(taskId) });
     return row ? fromRow(row) : undefined;
   }
 
@@ -115,70 +80,34 @@ export class TaskStore {
    * naming both), stamping started_at / ended_at. Read, check and write are one transaction.
    */
   transition(taskId: string, to: TaskStatus, options: TaskTransitionOptions = {}): TaskRun {
-    const id = checkText("task id", taskId, 256);
-    const target = checkStatus("task status", to, TASK_STATUSES);
-    const { expected, at, error, record } = checkOptions(
-      options,
-      TRANSITION_KEYS,
-      "TaskStore.transition",
-    );
+    const request = transitionRequest(taskId, to, options);
     return this.db.tx(() => {
-      const current = this.require(id);
-      if (expected !== undefined && current.status !== expected) {
-        throw new StateError(
-          "E_CONFLICT",
-          `task ${id} is ${current.status}, expected ${expected}`,
-          {
-            details: { taskId: id, status: current.status, expected },
-          },
-        );
-      }
-      checkTransition(`task ${id}`, TASK_TRANSITIONS, current.status, target);
-      const now = this.clock();
-      const row = this.moveTo.get({
-        taskId: id,
-        to: target,
-        now,
-        at: optionalTime("at", at) ?? now,
-        terminal: isTerminalTask(target) ? 1 : 0,
-        error: optionalErrorText(error),
-        record: encodeRecord(
-          `task ${id} record`,
-          { ...current.record, ...record },
-          MAX_TASK_RECORD_BYTES,
-        ),
-      });
-      return fromRow(row as TaskRunRow);
+      const row = this.selectOne.get({ taskId: request.taskId });
+      if (!row) throw noTaskRun(request.taskId);
+      const moved = this.moveTo.get(transitionParams(fromRow(row), request, this.clock()));
+      return fromRow(moved as TaskRunRow);
     });
   }
 
   /** Deletes a task and its delivery state. */
   delete(taskId: string): boolean {
-    return this.deleteOne.run(checkText("task id", taskId, 256)).changes > 0;
+    return this.deleteOne.run({ taskId: checkTaskId(taskId) }).changes > 0;
   }
 
   /** Tasks in one status, oldest first. */
   listByStatus(status: TaskStatus, options: { limit?: number } = {}): TaskRun[] {
-    const { limit } = checkOptions(options, ["limit"], "TaskStore.listByStatus");
-    const checked = checkStatus("task status", status, TASK_STATUSES);
-    return this.byStatus.all(checked, checkLimit(limit)).map(fromRow);
+    return this.list("status", status, options);
   }
 
   listByFlow(flowId: string, options: { limit?: number } = {}): TaskRun[] {
-    const { limit } = checkOptions(options, ["limit"], "TaskStore.listByFlow");
-    return this.byFlow.all(checkText("flow id", flowId, 256), checkLimit(limit)).map(fromRow);
+    return this.list("flow", flowId, options);
   }
 
   listByRequester(sessionKey: string, options: { limit?: number } = {}): TaskRun[] {
-    const { limit } = checkOptions(options, ["limit"], "TaskStore.listByRequester");
-    return this.byRequester
-      .all(checkText("session key", sessionKey), checkLimit(limit))
-      .map(fromRow);
+    return this.list("requester", sessionKey, options);
   }
 
-  private require(taskId: string): TaskRun {
-    const row = this.selectOne.get(taskId);
-    if (!row) throw new StateError("E_NOT_FOUND", `no task ${taskId}`, { details: { taskId } });
-    return fromRow(row);
+  private list(by: TaskListBy, value: unknown, options: { limit?: number }): TaskRun[] {
+    return this.lists[by].all(listParams(by, value, options)).map(fromRow);
   }
 }
