@@ -23,6 +23,10 @@ import type {
   FailOptions,
   NewDeliveryEntry,
 } from "../stores/global/delivery-queue-store.js";
+import type { TaskDelivery, TaskDeliveryUpdate } from "../stores/global/task-delivery-rows.js";
+import type { NewTaskRun, TaskRecord, TaskRun } from "../stores/global/task-rows.js";
+import type { TaskDeliveryStatus, TaskStatus } from "../stores/global/task-states.js";
+import type { TaskTransitionOptions } from "../stores/global/task-transitions.js";
 
 export type {
   AgentLease,
@@ -41,7 +45,15 @@ export type {
   LeaseFence,
   LeaseStatus,
   NewDeliveryEntry,
+  NewTaskRun,
   ReplicaReport,
+  TaskDelivery,
+  TaskDeliveryStatus,
+  TaskDeliveryUpdate,
+  TaskRecord,
+  TaskRun,
+  TaskStatus,
+  TaskTransitionOptions,
 };
 
 export interface EnqueueOptions {
@@ -142,11 +154,44 @@ export interface ControlPlaneCron {
   waitForDue(timeoutMs: number): Promise<boolean>;
 }
 
+/**
+ * Task runs, with the semantics of `TaskStore` on either backend. `transition` reads, checks and
+ * writes under one lock, so of hosts racing to move one task (`expected: "queued"` to `running`)
+ * exactly one wins and the others get E_CONFLICT.
+ */
+export interface ControlPlaneTasks {
+  /** Creates a task (E_CONFLICT if its id exists). */
+  create(task: NewTaskRun): Promise<TaskRun>;
+  get(taskId: string): Promise<TaskRun | undefined>;
+  /**
+   * Moves a task to `to` if `TASK_TRANSITIONS` allows it from its current status and it is in
+   * `expected` (when given), else E_CONFLICT; stamps started_at / ended_at, merges `record`.
+   */
+  transition(taskId: string, to: TaskStatus, options?: TaskTransitionOptions): Promise<TaskRun>;
+  /** Deletes a task and its delivery state; false when there was none. */
+  delete(taskId: string): Promise<boolean>;
+  /** Tasks in one status, oldest first (ties by task id), at most `limit` (default 100). */
+  listByStatus(status: TaskStatus, options?: { limit?: number }): Promise<TaskRun[]>;
+  listByFlow(flowId: string, options?: { limit?: number }): Promise<TaskRun[]>;
+  listByRequester(sessionKey: string, options?: { limit?: number }): Promise<TaskRun[]>;
+  readonly delivery: ControlPlaneTaskDelivery;
+}
+
+/** How each task's outcome reaches its requester, as `TaskDeliveryStore`. */
+export interface ControlPlaneTaskDelivery {
+  /** Sets a task's delivery state (E_NOT_FOUND without the task), keeping what is omitted. */
+  set(taskId: string, update: TaskDeliveryUpdate): Promise<TaskDelivery>;
+  get(taskId: string): Promise<TaskDelivery | undefined>;
+  /** Deliveries still to make, oldest first (ties by task id). */
+  listPending(options?: { limit?: number }): Promise<TaskDelivery[]>;
+}
+
 export interface ControlPlane {
   readonly backend: "sqlite" | "postgres";
   readonly queue: ControlPlaneQueue;
   readonly leases: ControlPlaneLeases;
   readonly cron: ControlPlaneCron;
+  readonly tasks: ControlPlaneTasks;
   /** Closes what this control plane opened (a home it was given stays open). */
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { PgListener } from "./pg-listener.js";
 import { migratePostgres } from "./pg-migrate.js";
 import { PgQueue } from "./pg-queue.js";
 import { WORK_CHANNEL } from "./pg-queue-sql.js";
+import { PgTasks } from "./pg-tasks.js";
 import { CRON_SIGNAL, WorkSignal } from "./work-signal.js";
 
 const INT8 = 20;
@@ -66,6 +67,7 @@ export async function openPostgresControlPlane(
     queue,
     leases,
     cron: new PgCron(pool, clock, cronSignal, listening, options.cron ?? {}),
+    tasks: new PgTasks(pool, clock),
     close: async () => {
       await listener.close();
       await pool.end();

@@ -3,6 +3,7 @@ import { type Clock, checkInteger } from "../stores/checks.js";
 import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
 import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
+import { TaskStore } from "../stores/global/task-store.js";
 import type {
   ControlPlane,
   ControlPlaneCron,
@@ -10,6 +11,7 @@ import type {
   ControlPlaneLeases,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
+  ControlPlaneTasks,
   ReplicaReport,
   SqliteControlPlaneOptions,
 } from "./control-plane.js";
@@ -31,6 +33,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     queue: sqliteQueue(home as StateHome, clock, options.queue ?? {}),
     leases: sqliteLeases(new AgentLeaseStore((home as StateHome).db, clock)),
     cron: sqliteCron(home as StateHome, clock, options.cron ?? {}),
+    tasks: sqliteTasks(new TaskStore((home as StateHome).db, { clock })),
     close: async () => {
       if (owned) (home as StateHome).close();
     },
@@ -108,6 +111,26 @@ function sqliteCron(home: StateHome, clock: Clock, settings: ControlPlaneCronOpt
     },
   };
   return Object.freeze(cron);
+}
+
+/** `TaskStore` as it is: its transition is one write transaction, which hosts on a home share. */
+function sqliteTasks(store: TaskStore): ControlPlaneTasks {
+  const { delivery } = store;
+  const deliveries: ControlPlaneTasks["delivery"] = {
+    set: async (taskId, update) => delivery.set(taskId, update),
+    get: async (taskId) => delivery.get(taskId),
+    listPending: async (options) => delivery.listPending(options),
+  };
+  return Object.freeze({
+    create: async (task) => store.create(task),
+    get: async (taskId) => store.get(taskId),
+    transition: async (taskId, to, options) => store.transition(taskId, to, options),
+    delete: async (taskId) => store.delete(taskId),
+    listByStatus: async (status, options) => store.listByStatus(status, options),
+    listByFlow: async (flowId, options) => store.listByFlow(flowId, options),
+    listByRequester: async (sessionKey, options) => store.listByRequester(sessionKey, options),
+    delivery: Object.freeze(deliveries),
+  } satisfies ControlPlaneTasks);
 }
 
 function sqliteLeases(store: AgentLeaseStore): ControlPlaneLeases {

@@ -1,5 +1,4 @@
 import { columnsOf } from "../../db/columns.js";
-import { StateError } from "../../db/errors.js";
 import {
   checkOptions,
   checkStored,
@@ -77,9 +76,4 @@ export function deliveryParams(taskId: string, update: TaskDeliveryUpdate, now: 
     notifiedAt: optionalTime("lastNotifiedAt", lastNotifiedAt),
     now,
   };
-}
-
-/** A delivery state set for a task that does not exist (checked first, so no foreign-key error). */
-export function noTask(taskId: string): StateError {
-  return new StateError("E_NOT_FOUND", `no task ${taskId}`, { details: { taskId } });
 }

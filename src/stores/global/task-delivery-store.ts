@@ -4,12 +4,12 @@ import { type Clock, checkLimit, checkOptions, checkText } from "../checks.js";
 import {
   deliveryFromRow,
   deliveryParams,
-  noTask,
   type TaskDelivery,
   type TaskDeliveryRow,
   type TaskDeliveryUpdate,
 } from "./task-delivery-rows.js";
 import { TASK_DELIVERY_SQL } from "./task-sql.js";
+import { noTaskRun } from "./task-transitions.js";
 
 export {
   TASK_DELIVERY_COLUMNS,
@@ -41,7 +41,8 @@ export class TaskDeliveryStore {
   set(taskId: string, update: TaskDeliveryUpdate): TaskDelivery {
     const params = deliveryParams(taskId, update, this.clock());
     return this.db.tx(() => {
-      if (!this.taskExists.get({ taskId: params.taskId })) throw noTask(params.taskId);
+      // Checked first so the caller gets E_NOT_FOUND naming the task, not a foreign-key error.
+      if (!this.taskExists.get({ taskId: params.taskId })) throw noTaskRun(params.taskId);
       return deliveryFromRow(this.upsert.get(params) as TaskDeliveryRow);
     });
   }
