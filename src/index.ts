@@ -52,14 +52,22 @@ export type {
   ControlPlaneLeases,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
+  ControlPlaneTaskDelivery,
+  ControlPlaneTasks,
   CronClaimOptions,
   CronRecordOptions,
   EnqueueOptions,
   LeaseFence,
+  NewTaskRun,
   OpenControlPlaneOptions,
   PostgresControlPlaneOptions,
   QueueCounts,
   SqliteControlPlaneOptions,
+  TaskDelivery,
+  TaskDeliveryUpdate,
+  TaskRun,
+  TaskStatus,
+  TaskTransitionOptions,
 } from "./control-plane/control-plane.js";
 export { openControlPlane } from "./control-plane/open-control-plane.js";
 export type { CheckpointsMode } from "./db/checkpoints.js";
