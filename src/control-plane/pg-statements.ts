@@ -91,6 +91,11 @@ export function wrapPgError(error: unknown): unknown {
   const details = { pgCode: code };
   if (code.startsWith("23"))
     return new StateError("E_CONSTRAINT", message, { cause: error, details });
+  // A NUL character (which SQLite's TEXT keeps) or a byte sequence the database's encoding lacks:
+  // the value given is at fault, not the server.
+  if (code === "22021" || code === "22P05") {
+    return new StateError("E_INVALID_ARGUMENT", message, { cause: error, details });
+  }
   if (["40001", "40P01", "55P03", "53300", "57014"].includes(code)) {
     return new StateError("E_BUSY", message, { cause: error, details });
   }

@@ -96,6 +96,15 @@ describe("openControlPlane", () => {
     expect((error as Error).message).not.toContain("secret");
   });
 
+  it("refuses text PostgreSQL cannot store (a NUL character) as E_INVALID_ARGUMENT", async () => {
+    const cp = await openControlPlane({ url: await freshDatabase() });
+    opened.push(cp);
+    await expect(cp.tasks.create({ runtime: "cli", label: "a\u0000b" })).rejects.toMatchObject({
+      code: "E_INVALID_ARGUMENT",
+    });
+    expect(await cp.tasks.listByStatus("queued")).toEqual([]);
+  });
+
   it("reports an unreachable server as E_IO", async () => {
     const port = new URL(clusterUrl()).port;
     const closed = clusterUrl().replace(`:${port}/`, ":1/");
