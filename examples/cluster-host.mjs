@@ -4,7 +4,8 @@
 //   node examples/cluster-host.mjs --home /tmp/host-b --host b --control-plane postgres://… --replicas /tmp/replicas
 // and type, e.g.: {"op":"open","agent":"x"}  {"op":"append","agent":"x","text":"hi","durable":true}
 // Other ops: enqueue (a delivery fenced by the agent's epoch), stream (appends until
-// killed, a durable() every `every` appends), release, close.
+// killed, a durable() every `every` appends), fill (grows the agent to about `mb` MB of messages,
+// then waits for its replica), count (the agent's events), release, close.
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { openClusterHome } from "agentstate";
@@ -62,6 +63,38 @@ const ops = {
       }
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
+  },
+  async fill({ agent, mb }) {
+    // Plain words with a skewed frequency, 200 user messages a transaction: search indexes them
+    // as it would a real agent's, so the file is what a restore would meet.
+    const opened = agents.get(agent);
+    const words = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`);
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
+    const text = () =>
+      Array.from({ length: 150 }, () => words[Math.floor(random() ** 2 * words.length)]).join(" ");
+    const size = () => opened.db.pragma("page_count") * opened.db.pragma("page_size");
+    let events = 0;
+    while (size() < mb * 1024 * 1024) {
+      const batch = Array.from({ length: 200 }, () => ({
+        type: "message",
+        message: { role: "user", content: [{ type: "text", text: text() }] },
+      }));
+      opened.transcripts.appendMany(`fill-${Math.floor(events / 2000)}`, batch);
+      events += batch.length;
+      // Lets the lease renewals run between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const started = Date.now();
+    await opened.durable();
+    return { events, bytes: size(), durableMs: Date.now() - started };
+  },
+  async count({ agent }) {
+    const scopes = agents.get(agent).transcripts.listScopes();
+    return { events: scopes.reduce((sum, scope) => sum + scope.eventCount, 0) };
   },
   async release({ agent }) {
     return { released: await agents.get(agent).release() };
