@@ -98,4 +98,12 @@ describe("SubagentRunStore", () => {
     expect(runs.delete("r")).toBe(true);
     expect(runs.get("r")).toBeUndefined();
   });
+
+  it("breaks ties in both worklists by run id, whatever order the runs were written in", () => {
+    const { runs } = store();
+    for (const id of ["c", "a", "b"]) runs.upsert(record(id));
+    for (const id of ["z", "x", "y"]) runs.upsert(record(id, { endedAt: 1_770_000_009_000 }));
+    expect(runs.listUnfinished().map((r) => r.runId)).toEqual(["a", "b", "c"]);
+    expect(runs.listPendingCleanup().map((r) => r.runId)).toEqual(["x", "y", "z"]);
+  });
 });
