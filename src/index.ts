@@ -52,6 +52,7 @@ export type {
   ControlPlaneLeases,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
+  ControlPlaneSubagents,
   ControlPlaneTaskDelivery,
   ControlPlaneTasks,
   CronClaimOptions,
@@ -305,7 +306,13 @@ export type { Media, MediaInfo, MediaStore } from "./stores/global/media-store.j
 export type { PluginBlobStore } from "./stores/global/plugin-blob-store.js";
 export type { PluginStateEntry, PluginStateStore } from "./stores/global/plugin-state-store.js";
 export type { SandboxRegistryStore } from "./stores/global/sandbox-registry-store.js";
-export type { SubagentRun, SubagentRunStore } from "./stores/global/subagent-run-store.js";
+export type {
+  SubagentRun,
+  SubagentRunPatch,
+  SubagentRunRecord,
+  SubagentRunStore,
+  SubagentSessionRole,
+} from "./stores/global/subagent-run-store.js";
 export type { TaskStore } from "./stores/global/task-store.js";
 export type { TuiSessionStore } from "./stores/global/tui-session-store.js";
 export type { JsonValue } from "./stores/json.js";

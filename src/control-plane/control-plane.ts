@@ -23,6 +23,12 @@ import type {
   FailOptions,
   NewDeliveryEntry,
 } from "../stores/global/delivery-queue-store.js";
+import type {
+  SubagentRun,
+  SubagentRunPatch,
+  SubagentRunRecord,
+  SubagentSessionRole,
+} from "../stores/global/subagent-run-rows.js";
 import type { TaskDelivery, TaskDeliveryUpdate } from "../stores/global/task-delivery-rows.js";
 import type { NewTaskRun, TaskRecord, TaskRun } from "../stores/global/task-rows.js";
 import type { TaskDeliveryStatus, TaskStatus } from "../stores/global/task-states.js";
@@ -47,6 +53,10 @@ export type {
   NewDeliveryEntry,
   NewTaskRun,
   ReplicaReport,
+  SubagentRun,
+  SubagentRunPatch,
+  SubagentRunRecord,
+  SubagentSessionRole,
   TaskDelivery,
   TaskDeliveryStatus,
   TaskDeliveryUpdate,
@@ -186,12 +196,41 @@ export interface ControlPlaneTaskDelivery {
   listPending(options?: { limit?: number }): Promise<TaskDelivery[]>;
 }
 
+/**
+ * The subagent run registry, with the semantics of `SubagentRunStore` on either backend. `update`,
+ * `end` and `markCleanupHandled` read, patch and write under one lock, so patches from racing
+ * hosts apply one after another and none is lost.
+ */
+export interface ControlPlaneSubagents {
+  /** Writes a run's whole record, replacing any earlier one. */
+  upsert(record: SubagentRunRecord): Promise<SubagentRun>;
+  get(runId: string): Promise<SubagentRun | undefined>;
+  /** Shallow-merges `patch` (or applies the function) to the run's record (E_NOT_FOUND without it). */
+  update(runId: string, patch: SubagentRunPatch): Promise<SubagentRun>;
+  /** Marks a run ended (default now), merging any outcome fields into its record. */
+  end(runId: string, fields?: Partial<SubagentRunRecord>): Promise<SubagentRun>;
+  markCleanupHandled(runId: string): Promise<SubagentRun>;
+  /** Deletes a run; false when there was none. */
+  delete(runId: string): Promise<boolean>;
+  /** Runs in which `sessionKey` plays `role`, oldest first (ties by run id). */
+  listBySession(
+    role: SubagentSessionRole,
+    sessionKey: string,
+    options?: { limit?: number },
+  ): Promise<SubagentRun[]>;
+  /** Runs without an end, oldest first (ties by run id). */
+  listUnfinished(options?: { limit?: number }): Promise<SubagentRun[]>;
+  /** Ended runs whose cleanup is not handled, earliest end first (ties by run id). */
+  listPendingCleanup(options?: { limit?: number }): Promise<SubagentRun[]>;
+}
+
 export interface ControlPlane {
   readonly backend: "sqlite" | "postgres";
   readonly queue: ControlPlaneQueue;
   readonly leases: ControlPlaneLeases;
   readonly cron: ControlPlaneCron;
   readonly tasks: ControlPlaneTasks;
+  readonly subagents: ControlPlaneSubagents;
   /** Closes what this control plane opened (a home it was given stays open). */
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { PgListener } from "./pg-listener.js";
 import { migratePostgres } from "./pg-migrate.js";
 import { PgQueue } from "./pg-queue.js";
 import { WORK_CHANNEL } from "./pg-queue-sql.js";
+import { PgSubagents } from "./pg-subagents.js";
 import { PgTasks } from "./pg-tasks.js";
 import { CRON_SIGNAL, WorkSignal } from "./work-signal.js";
 
@@ -68,6 +69,7 @@ export async function openPostgresControlPlane(
     leases,
     cron: new PgCron(pool, clock, cronSignal, listening, options.cron ?? {}),
     tasks: new PgTasks(pool, clock),
+    subagents: new PgSubagents(pool, clock),
     close: async () => {
       await listener.close();
       await pool.end();

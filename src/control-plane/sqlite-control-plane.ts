@@ -3,6 +3,7 @@ import { type Clock, checkInteger } from "../stores/checks.js";
 import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
 import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
+import { SubagentRunStore } from "../stores/global/subagent-run-store.js";
 import { TaskStore } from "../stores/global/task-store.js";
 import type {
   ControlPlane,
@@ -11,6 +12,7 @@ import type {
   ControlPlaneLeases,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
+  ControlPlaneSubagents,
   ControlPlaneTasks,
   ReplicaReport,
   SqliteControlPlaneOptions,
@@ -34,6 +36,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     leases: sqliteLeases(new AgentLeaseStore((home as StateHome).db, clock)),
     cron: sqliteCron(home as StateHome, clock, options.cron ?? {}),
     tasks: sqliteTasks(new TaskStore((home as StateHome).db, { clock })),
+    subagents: sqliteSubagents(new SubagentRunStore((home as StateHome).db, { clock })),
     close: async () => {
       if (owned) (home as StateHome).close();
     },
@@ -131,6 +134,22 @@ function sqliteTasks(store: TaskStore): ControlPlaneTasks {
     listByRequester: async (sessionKey, options) => store.listByRequester(sessionKey, options),
     delivery: Object.freeze(deliveries),
   } satisfies ControlPlaneTasks);
+}
+
+/** `SubagentRunStore` as it is: its update is one write transaction, which hosts on a home share. */
+function sqliteSubagents(store: SubagentRunStore): ControlPlaneSubagents {
+  return Object.freeze({
+    upsert: async (record) => store.upsert(record),
+    get: async (runId) => store.get(runId),
+    update: async (runId, patch) => store.update(runId, patch),
+    end: async (runId, fields) => store.end(runId, fields),
+    markCleanupHandled: async (runId) => store.markCleanupHandled(runId),
+    delete: async (runId) => store.delete(runId),
+    listBySession: async (role, sessionKey, options) =>
+      store.listBySession(role, sessionKey, options),
+    listUnfinished: async (options) => store.listUnfinished(options),
+    listPendingCleanup: async (options) => store.listPendingCleanup(options),
+  } satisfies ControlPlaneSubagents);
 }
 
 function sqliteLeases(store: AgentLeaseStore): ControlPlaneLeases {
