@@ -1,5 +1,6 @@
 import type { Database } from "../db/database.js";
 import { checkInteger, checkOptions } from "./checks.js";
+import { PRUNE_RECEIPTS_SQL } from "./global/delivery-queue-sql.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -55,18 +56,6 @@ const PRUNE_INPUTS = `DELETE FROM inputs WHERE state = 'completed'
         FROM inputs WHERE state = 'completed')
       WHERE newer > @keep))`;
 
-/**
- * Sent and failed deliveries past the policy's age or beyond its count per queue. Pending entries,
- * sends in flight and sends of unknown outcome are never deleted: they are still to be decided.
- */
-const PRUNE_RECEIPTS = `DELETE FROM delivery_queue_entries WHERE status IN ('sent', 'failed')
-    AND (coalesce(settled_at, failed_at, updated_at) <= @before OR rowid IN (
-      SELECT rowid FROM (
-        SELECT rowid, row_number() OVER (PARTITION BY queue_name
-          ORDER BY coalesce(settled_at, failed_at, updated_at) DESC, id DESC) AS newer
-        FROM delivery_queue_entries WHERE status IN ('sent', 'failed'))
-      WHERE newer > @keep))`;
-
 /** Completed inputs removed from an agent database by `policy` at `now`. */
 export function pruneInputs(db: Database, policy: RetentionPolicy, now: number): number {
   return db
@@ -77,6 +66,6 @@ export function pruneInputs(db: Database, policy: RetentionPolicy, now: number):
 /** Settled deliveries (receipts) removed from the global database by `policy` at `now`. */
 export function pruneReceipts(db: Database, policy: RetentionPolicy, now: number): number {
   return db
-    .prepare(PRUNE_RECEIPTS)
+    .prepare(PRUNE_RECEIPTS_SQL)
     .run({ before: now - policy.receiptsMaxAgeMs, keep: policy.receiptsPerQueue }).changes;
 }

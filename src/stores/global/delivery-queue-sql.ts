@@ -9,7 +9,8 @@ const RECEIPT_FILTERS = `(@queue IS NULL OR queue_name = @queue)
     AND (@sessionKey IS NULL OR session_key = @sessionKey)
     AND (@agentId IS NULL OR agent_id = @agentId)
     AND (@conversationId IS NULL OR conversation_id = @conversationId)
-    AND (@status IS NULL OR iif(status = 'sending' AND available_at <= @now, 'unknown', status) = @status)`;
+    AND (@status IS NULL
+      OR CASE WHEN status = 'sending' AND available_at <= @now THEN 'unknown' ELSE status END = @status)`;
 
 function receiptsBy(column: string, param: string): string {
   return `SELECT * FROM delivery_queue_entries WHERE ${column} = @${param} AND ${RECEIPT_FILTERS}
@@ -17,7 +18,23 @@ function receiptsBy(column: string, param: string): string {
 }
 
 /**
- * The statements of `DeliveryQueueStore`. Each operation is one statement: in autocommit mode SQLite
+ * Sent and failed deliveries past the policy's age or beyond its count per queue. Pending entries,
+ * sends in flight and sends of unknown outcome are never deleted: they are still to be decided.
+ * The same text runs on SQLite (`pruneReceipts`) and PostgreSQL (`cp.queue.pruneReceipts`).
+ */
+export const PRUNE_RECEIPTS_SQL = `DELETE FROM delivery_queue_entries
+    WHERE status IN ('sent', 'failed')
+    AND (coalesce(settled_at, failed_at, updated_at) <= @before OR (queue_name, id) IN (
+      SELECT queue_name, id FROM (
+        SELECT queue_name, id, row_number() OVER (PARTITION BY queue_name
+          ORDER BY coalesce(settled_at, failed_at, updated_at) DESC, id DESC) AS newer
+        FROM delivery_queue_entries WHERE status IN ('sent', 'failed')) AS ranked
+      WHERE newer > @keep))`;
+
+/**
+ * The statements of `DeliveryQueueStore`. Those of sends, receipts and unknown outcomes
+ * (`RECEIPT_STATEMENTS`) are written in the SQL that SQLite and PostgreSQL share, and run as they
+ * are on both. Each operation is one statement: in autocommit mode SQLite
  * takes the write lock before a writing statement reads anything, so the claim's pick (the
  * subquery) and its lease (the UPDATE) are one atomic step.
  */
@@ -105,3 +122,17 @@ export const QUEUE_SQL = {
   receiptsBySession: receiptsBy("session_key", "sessionKey"),
   receiptsByAgent: receiptsBy("agent_id", "agentId"),
 } as const;
+
+/** The statements the PostgreSQL queue runs as `QUEUE_SQL` writes them. */
+export const RECEIPT_STATEMENTS = [
+  "beginSend",
+  "markUnknown",
+  "unknownPage",
+  "unknownAnywhere",
+  "resolveResend",
+  "resolveDrop",
+  "resolveSent",
+  "receiptsByConversation",
+  "receiptsBySession",
+  "receiptsByAgent",
+] as const satisfies readonly (keyof typeof QUEUE_SQL)[];

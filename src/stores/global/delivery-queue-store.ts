@@ -1,17 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import { isStateError, StateError } from "../../db/errors.js";
-import { validateAgentId } from "../../ids.js";
-import {
-  type Clock,
-  checkInteger,
-  checkLimit,
-  checkOptions,
-  checkText,
-  errorText,
-  optionalText,
-} from "../checks.js";
+import { StateError } from "../../db/errors.js";
+import { type Clock, checkInteger, checkOptions, checkText, errorText } from "../checks.js";
 import { type LeaseParams, leaseLostError, notUnknownError } from "./delivery-queue-errors.js";
 import {
   type DeliveryQueueOptions,
@@ -31,15 +22,27 @@ import {
 } from "./delivery-queue-rows.js";
 import { QUEUE_SQL } from "./delivery-queue-sql.js";
 import {
-  checkDecision,
-  checkPolicyAnswer,
-  checkReceiptStatus,
-  type ReceiptQuery,
-  type ReconcileReport,
-  receiptDriver,
-  type SettleOptions,
-  type UnknownDecision,
-  type UnknownPolicy,
+  checkDeliveryId,
+  checkQueue,
+  checkSettleOptions,
+  checkUnknownPolicy,
+  emptyReconcileReport,
+  leaseParams,
+  type PageStatement,
+  pageParams,
+  policyAnswer,
+  receiptParams,
+  recordPolicyOutcome,
+  resolveParams,
+  settleValues,
+  unknownEverywhereParams,
+} from "./delivery-receipt-params.js";
+import type {
+  ReceiptQuery,
+  ReconcileReport,
+  SettleOptions,
+  UnknownDecision,
+  UnknownPolicy,
 } from "./delivery-receipts.js";
 
 export type { DeliveryQueueOptions, FailOptions, PageOptions } from "./delivery-queue-options.js";
@@ -80,12 +83,9 @@ export class DeliveryQueueStore {
 
   constructor(db: Database, options: DeliveryQueueOptions = {}) {
     const checked = checkOptions(options, STORE_OPTIONS, "DeliveryQueueStore");
-    if (checked.onUnknown !== undefined && typeof checked.onUnknown !== "function") {
-      throw new TypeError("Expected onUnknown to be a function");
-    }
     this.db = db;
     this.clock = checked.clock ?? Date.now;
-    this.onUnknown = checked.onUnknown;
+    this.onUnknown = checkUnknownPolicy(checked.onUnknown);
     this.options = queueSettings(checked);
     const prepared: Record<string, SqlStatement<DeliveryQueueRow>> = {};
     for (const [name, text] of Object.entries(QUEUE_SQL)) prepared[name] = db.prepare(text);
@@ -152,7 +152,7 @@ export class DeliveryQueueStore {
         "Expected beginSend outside a transaction: it must commit before the send",
       );
     }
-    const params = this.leaseParams(queue, id, leaseId);
+    const params = leaseParams(queue, id, leaseId);
     const now = this.clock();
     const row = this.sql.beginSend.get({ ...params, now });
     if (!row) throw this.leaseLost(params, now);
@@ -164,18 +164,10 @@ export class DeliveryQueueStore {
    * was lost to another claimer or the entry was already settled.
    */
   settle(queue: string, id: string, leaseId: string, options: SettleOptions = {}): DeliveryEntry {
-    const { platformMessageId } = checkOptions(
-      options,
-      ["platformMessageId"],
-      "DeliveryQueueStore.settle",
-    );
-    const params = this.leaseParams(queue, id, leaseId);
+    const checked = checkSettleOptions(options);
+    const params = leaseParams(queue, id, leaseId);
     const now = this.clock();
-    const row = this.sql.ack.get({
-      ...params,
-      now,
-      platformMessageId: optionalText("platformMessageId", platformMessageId, 1024),
-    });
+    const row = this.sql.ack.get({ ...params, now, ...settleValues(checked) });
     if (!row) throw this.leaseLost(params, now);
     return entryFromRow(row, now);
   }
@@ -185,7 +177,7 @@ export class DeliveryQueueStore {
    * deleted) so that its idempotency key keeps a re-run turn from queueing the reply again.
    */
   ack(queue: string, id: string, leaseId: string): void {
-    const params = this.leaseParams(queue, id, leaseId);
+    const params = leaseParams(queue, id, leaseId);
     const now = this.clock();
     // run(), not settle(): the caller wants no entry back, so its payload is not decoded.
     if (this.sql.ack.run({ ...params, now, platformMessageId: null }).changes === 0) {
@@ -207,7 +199,7 @@ export class DeliveryQueueStore {
     options: FailOptions = {},
   ): DeliveryEntry {
     const { permanent = false } = checkOptions(options, ["permanent"], "DeliveryQueueStore.fail");
-    const params = this.leaseParams(queue, id, leaseId);
+    const params = leaseParams(queue, id, leaseId);
     const now = this.clock();
     const row = this.sql.fail.get({
       ...params,
@@ -230,7 +222,7 @@ export class DeliveryQueueStore {
     leaseId: string,
     leaseMs: number = this.options.leaseMs,
   ): ClaimedDelivery {
-    const params = this.leaseParams(queue, id, leaseId);
+    const params = leaseParams(queue, id, leaseId);
     const now = this.clock();
     const until = now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now);
     const row = this.sql.extend.get({ ...params, leaseUntil: until, now });
@@ -242,7 +234,7 @@ export class DeliveryQueueStore {
     const now = this.clock();
     const row = this.sql.select.get({
       queue: checkQueue(queue),
-      id: checkText("delivery id", id, 256),
+      id: checkDeliveryId(id),
     });
     return row ? entryFromRow(row, now) : undefined;
   }
@@ -257,7 +249,7 @@ export class DeliveryQueueStore {
     const now = this.clock();
     const row = this.sql.retry.get({
       queue: checkQueue(queue),
-      id: checkText("delivery id", id, 256),
+      id: checkDeliveryId(id),
       now,
     });
     return row ? entryFromRow(row, now) : undefined;
@@ -273,35 +265,23 @@ export class DeliveryQueueStore {
 
   /** A page of a queue's entries in (time, id) order, after the `after` entry's. */
   private page(
-    statement: "failedPage" | "unknownPage",
+    statement: PageStatement,
     method: string,
     queue: string,
     options: PageOptions,
     timeOf: (entry: DeliveryEntry) => number | null,
   ): DeliveryEntry[] {
-    const { limit, after } = checkOptions(
-      options,
-      ["limit", "after"],
-      `DeliveryQueueStore.${method}`,
-    );
     const now = this.clock();
     return this.sql[statement]
-      .all({
-        queue: checkQueue(queue),
-        now,
-        afterAt: (after && timeOf(after)) ?? -1,
-        afterId: after?.id ?? "",
-        limit: checkLimit(limit),
-      })
+      .all(pageParams(method, queue, options, timeOf, now))
       .map((row) => entryFromRow(row, now));
   }
 
   /** `listUnknown` over every queue, oldest send first: what an operator checks after a crash. */
   listUnknownEverywhere(options: { limit?: number } = {}): DeliveryEntry[] {
-    const { limit } = checkOptions(options, ["limit"], "DeliveryQueueStore.listUnknownEverywhere");
     const now = this.clock();
     return this.sql.unknownAnywhere
-      .all({ now, limit: checkLimit(limit) })
+      .all(unknownEverywhereParams(options, now))
       .map((row) => entryFromRow(row, now));
   }
 
@@ -310,15 +290,9 @@ export class DeliveryQueueStore {
    * when there is no such entry, E_CONFLICT when its outcome is not unknown (any more).
    */
   resolveUnknown(queue: string, id: string, decision: UnknownDecision): DeliveryEntry {
-    const resolved = checkDecision(decision);
     const now = this.clock();
-    const key = { queue: checkQueue(queue), id: checkText("delivery id", id, 256), now };
-    const row =
-      resolved.kind === "resend"
-        ? this.sql.resolveResend.get(key)
-        : resolved.kind === "drop"
-          ? this.sql.resolveDrop.get({ ...key, error: resolved.error })
-          : this.sql.resolveSent.get({ ...key, platformMessageId: resolved.platformMessageId });
+    const { key, statement, params } = resolveParams(queue, id, decision, now);
+    const row = this.sql[statement].get(params);
     if (row) return entryFromRow(row, now);
     throw notUnknownError(key, this.sql.select.get(key), now);
   }
@@ -330,7 +304,7 @@ export class DeliveryQueueStore {
   reconcileUnknown(queue: string): ReconcileReport {
     const name = checkQueue(queue);
     this.sql.markUnknown.run({ queue: name, now: this.clock() });
-    const report: ReconcileReport = { resent: [], dropped: [], kept: [], changed: [] };
+    const report = emptyReconcileReport();
     let page = this.listUnknown(name, { limit: 1000 });
     while (page.length > 0) {
       for (const entry of page) this.applyPolicy(entry, report);
@@ -341,30 +315,13 @@ export class DeliveryQueueStore {
 
   /** Receipts of one conversation, session or agent (at least one is required), newest first. */
   receipts(query: ReceiptQuery): DeliveryEntry[] {
-    const q = checkOptions(
-      query,
-      ["conversationId", "sessionKey", "agentId", "queue", "status", "limit"],
-      "DeliveryQueueStore.receipts",
-    );
     const now = this.clock();
-    return this.sql[receiptDriver(q)]
-      .all({
-        conversationId: optionalText("conversationId", q.conversationId, 256),
-        sessionKey: optionalText("sessionKey", q.sessionKey),
-        agentId: q.agentId === undefined ? null : validateAgentId(q.agentId),
-        queue: q.queue === undefined ? null : checkQueue(q.queue),
-        status: checkReceiptStatus(q.status),
-        limit: checkLimit(q.limit),
-        now,
-      })
-      .map((row) => entryFromRow(row, now));
+    const { statement, params } = receiptParams(query, now);
+    return this.sql[statement].all(params).map((row) => entryFromRow(row, now));
   }
 
   delete(queue: string, id: string): boolean {
-    return (
-      this.sql.delete.run({ queue: checkQueue(queue), id: checkText("delivery id", id, 256) })
-        .changes > 0
-    );
+    return this.sql.delete.run({ queue: checkQueue(queue), id: checkDeliveryId(id) }).changes > 0;
   }
 
   /** How many entries are waiting (claimable now or later), leased, and dead-lettered. */
@@ -374,34 +331,17 @@ export class DeliveryQueueStore {
   }
 
   private applyPolicy(entry: DeliveryEntry, report: ReconcileReport): void {
-    const answer = checkPolicyAnswer(this.onUnknown?.(entry) ?? "keep", entry.id);
-    if (answer === "keep") {
-      report.kept.push(entry.id);
+    const answer = policyAnswer(this.onUnknown, entry);
+    try {
+      if (answer !== "keep") this.resolveUnknown(entry.queue, entry.id, answer);
+    } catch (error) {
+      recordPolicyOutcome(report, entry.id, answer, error);
       return;
     }
-    try {
-      this.resolveUnknown(entry.queue, entry.id, answer);
-      (answer === "resend" ? report.resent : report.dropped).push(entry.id);
-    } catch (error) {
-      // Its late holder settled or failed it while the policy was deciding.
-      if (!isStateError(error, "E_CONFLICT")) throw error;
-      report.changed.push(entry.id);
-    }
-  }
-
-  private leaseParams(queue: string, id: string, leaseId: string) {
-    return {
-      queue: checkQueue(queue),
-      id: checkText("delivery id", id, 256),
-      leaseId: checkText("lease id", leaseId, 256),
-    };
+    recordPolicyOutcome(report, entry.id, answer);
   }
 
   private leaseLost(params: LeaseParams, now: number): StateError {
     return leaseLostError(params, this.sql.select.get(params), now);
   }
-}
-
-function checkQueue(queue: unknown): string {
-  return checkText("queue name", queue, 128);
 }
