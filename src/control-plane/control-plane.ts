@@ -22,6 +22,12 @@ import type {
   DeliveryEntry,
   FailOptions,
   NewDeliveryEntry,
+  PageOptions,
+  ReceiptQuery,
+  ReconcileReport,
+  SettleOptions,
+  UnknownDecision,
+  UnknownPolicy,
 } from "../stores/global/delivery-queue-store.js";
 import type {
   SubagentRun,
@@ -33,6 +39,7 @@ import type { TaskDelivery, TaskDeliveryUpdate } from "../stores/global/task-del
 import type { NewTaskRun, TaskRecord, TaskRun } from "../stores/global/task-rows.js";
 import type { TaskDeliveryStatus, TaskStatus } from "../stores/global/task-states.js";
 import type { TaskTransitionOptions } from "../stores/global/task-transitions.js";
+import type { RetentionOptions } from "../stores/retention.js";
 
 export type {
   AgentLease,
@@ -52,7 +59,12 @@ export type {
   LeaseStatus,
   NewDeliveryEntry,
   NewTaskRun,
+  PageOptions,
+  ReceiptQuery,
+  ReconcileReport,
   ReplicaReport,
+  RetentionOptions,
+  SettleOptions,
   SubagentRun,
   SubagentRunPatch,
   SubagentRunRecord,
@@ -64,6 +76,8 @@ export type {
   TaskRun,
   TaskStatus,
   TaskTransitionOptions,
+  UnknownDecision,
+  UnknownPolicy,
 };
 
 export interface EnqueueOptions {
@@ -81,7 +95,10 @@ export interface QueueCounts {
  * The delivery queue, with the semantics of `DeliveryQueueStore` on either backend: entries are
  * claimed oldest due first under a lease id, a lapsed lease makes an entry claimable again and
  * fences its old holder out (E_CONFLICT), failures back off exponentially and dead-letter after
- * `maxAttempts`, and an `idempotencyKey` already queued returns the stored entry.
+ * `maxAttempts`, and an `idempotencyKey` already queued returns the stored entry. A holder calls
+ * `beginSend` before the platform call: should its lease lapse after that, the entry is `unknown`
+ * (maybe sent) and is never handed out again until the gateway resolves it. Settled entries are
+ * kept as receipts until `pruneReceipts`.
  */
 export interface ControlPlaneQueue {
   enqueue(queue: string, entry: NewDeliveryEntry, options?: EnqueueOptions): Promise<DeliveryEntry>;
@@ -99,6 +116,36 @@ export interface ControlPlaneQueue {
     options?: FailOptions,
   ): Promise<DeliveryEntry>;
   extend(queue: string, id: string, leaseId: string, leaseMs?: number): Promise<ClaimedDelivery>;
+  /**
+   * Records, under a live lease, that the platform call is about to start; await it before the
+   * call. E_CONFLICT when the lease lapsed or was lost, or the send was already begun.
+   */
+  beginSend(queue: string, id: string, leaseId: string): Promise<ClaimedDelivery>;
+  /** Delivered: the entry becomes a `sent` receipt. E_CONFLICT when the lease was lost. */
+  settle(
+    queue: string,
+    id: string,
+    leaseId: string,
+    options?: SettleOptions,
+  ): Promise<DeliveryEntry>;
+  /** A queue's sends of unknown outcome, oldest send first; `after` the last for the next page. */
+  listUnknown(queue: string, options?: PageOptions): Promise<DeliveryEntry[]>;
+  /** Sends of unknown outcome in every queue, oldest send first. */
+  listUnknownEverywhere(options?: { limit?: number }): Promise<DeliveryEntry[]>;
+  /**
+   * The gateway's decision about an unknown send; E_NOT_FOUND without the entry, E_CONFLICT when
+   * its outcome is not unknown (any more): of hosts racing to decide, exactly one does.
+   */
+  resolveUnknown(queue: string, id: string, decision: UnknownDecision): Promise<DeliveryEntry>;
+  /** Records a queue's lapsed sends as `unknown`, then applies the `onUnknown` policy to each. */
+  reconcileUnknown(queue: string): Promise<ReconcileReport>;
+  /** Receipts of a conversation, session or agent (at least one is required), newest first. */
+  receipts(query: ReceiptQuery): Promise<DeliveryEntry[]>;
+  /**
+   * Deletes sent and failed entries past the policy's age or beyond its count per queue (the
+   * `receipts*` settings of `RetentionOptions`); returns how many. Unsettled entries stay.
+   */
+  pruneReceipts(retention?: RetentionOptions): Promise<number>;
   get(queue: string, id: string): Promise<DeliveryEntry | undefined>;
   counts(queue: string): Promise<QueueCounts>;
   /** The queues holding entries not yet settled (pending, in flight or dead-lettered), by name. */
@@ -241,6 +288,8 @@ export interface ControlPlaneQueueOptions {
   maxAttempts?: number;
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** What `reconcileUnknown` does with each unknown send (default: keep it for the gateway). */
+  onUnknown?: UnknownPolicy;
 }
 
 /** Cron settings, as `CronStoreOptions`. */

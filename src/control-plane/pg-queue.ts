@@ -4,7 +4,7 @@ import { StateError } from "../db/errors.js";
 import { type Clock, checkInteger, checkOptions, checkText, errorText } from "../stores/checks.js";
 import { checkFence, type LeaseFence } from "../stores/global/agent-lease-rows.js";
 import { leaseLostError } from "../stores/global/delivery-queue-errors.js";
-import { queueSettings } from "../stores/global/delivery-queue-options.js";
+import { type PageOptions, queueSettings } from "../stores/global/delivery-queue-options.js";
 import {
   type ClaimedDelivery,
   claimedFromRow,
@@ -14,6 +14,21 @@ import {
   entryFromRow,
   type NewDeliveryEntry,
 } from "../stores/global/delivery-queue-rows.js";
+import { QUEUE_SQL } from "../stores/global/delivery-queue-sql.js";
+import {
+  checkQueue,
+  checkSettleOptions,
+  checkUnknownPolicy,
+  leaseParams,
+  settleValues,
+} from "../stores/global/delivery-receipt-params.js";
+import type {
+  ReceiptQuery,
+  SettleOptions,
+  UnknownDecision,
+  UnknownPolicy,
+} from "../stores/global/delivery-receipts.js";
+import type { RetentionOptions } from "../stores/retention.js";
 import type {
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
@@ -22,15 +37,21 @@ import type {
 } from "./control-plane.js";
 import { fenceParams } from "./pg-fence.js";
 import { PG_QUEUE_SQL, QUEUE_NAMES_SQL } from "./pg-queue-sql.js";
-import { pgStatement, pgStatements, query } from "./pg-statements.js";
+import { PgReceipts } from "./pg-receipts.js";
+import { type PgStatement, pgStatement, pgStatements, query } from "./pg-statements.js";
 import type { WorkSignal } from "./work-signal.js";
 
 const SQL = pgStatements("queue", PG_QUEUE_SQL);
+const RECEIPT_SQL = pgStatements("queue", { beginSend: QUEUE_SQL.beginSend });
 const QUEUE_NAMES = pgStatement("queue_names", QUEUE_NAMES_SQL);
 
-/** The delivery queue on PostgreSQL: each call is one statement on a pooled connection. */
+/**
+ * The delivery queue on PostgreSQL: each call is one statement on a pooled connection (a refusal
+ * reads the entry afterwards only to say why). Unknown sends and receipts are `PgReceipts`'.
+ */
 export class PgQueue implements ControlPlaneQueue {
   private readonly settings: ReturnType<typeof queueSettings>;
+  private readonly receiptsOf: PgReceipts;
 
   constructor(
     private readonly pool: Pool,
@@ -41,6 +62,8 @@ export class PgQueue implements ControlPlaneQueue {
     private readonly fenceLost: (fence: LeaseFence) => Promise<StateError | undefined>,
   ) {
     this.settings = queueSettings(settings);
+    const onUnknown: UnknownPolicy | undefined = checkUnknownPolicy(settings.onUnknown);
+    this.receiptsOf = new PgReceipts(pool, clock, onUnknown);
   }
 
   async enqueue(queue: string, entry: NewDeliveryEntry, options: EnqueueOptions = {}) {
@@ -96,45 +119,55 @@ export class PgQueue implements ControlPlaneQueue {
   }
 
   async ack(queue: string, id: string, leaseId: string): Promise<void> {
-    await this.underLease("ack", queue, id, leaseId, { platformMessageId: null });
+    await this.underLease(SQL.ack, queue, id, leaseId, () => ({ platformMessageId: null }));
+  }
+
+  async beginSend(queue: string, id: string, leaseId: string): Promise<ClaimedDelivery> {
+    const { row, now } = await this.underLease(RECEIPT_SQL.beginSend, queue, id, leaseId);
+    return claimedFromRow(row, now);
+  }
+
+  async settle(queue: string, id: string, leaseId: string, options: SettleOptions = {}) {
+    const checked = checkSettleOptions(options);
+    const { row, now } = await this.underLease(SQL.ack, queue, id, leaseId, () =>
+      settleValues(checked),
+    );
+    return entryFromRow(row, now);
   }
 
   async fail(queue: string, id: string, leaseId: string, error: string, options = {}) {
     const { permanent = false } = checkOptions(options, ["permanent"], "queue.fail") as {
       permanent?: boolean;
     };
-    const { row, now } = await this.underLease("fail", queue, id, leaseId, {
+    const { row, now } = await this.underLease(SQL.fail, queue, id, leaseId, () => ({
       ...this.settings,
       permanent: permanent === true,
       error: errorText(error),
-    });
+    }));
     return entryFromRow(row, now);
   }
 
   async extend(queue: string, id: string, leaseId: string, leaseMs = this.settings.leaseMs) {
     const now = this.clock();
     const until = now + checkInteger("leaseMs", leaseMs, 1, Number.MAX_SAFE_INTEGER - now);
-    const { row } = await this.underLease("extend", queue, id, leaseId, { leaseUntil: until }, now);
+    const values = () => ({ leaseUntil: until });
+    const { row } = await this.underLease(SQL.extend, queue, id, leaseId, values, now);
     return claimedFromRow(row, now);
   }
 
   /** Runs a statement that changes an entry only under `leaseId`; E_CONFLICT/E_NOT_FOUND else. */
   private async underLease(
-    statement: "ack" | "fail" | "extend",
+    statement: PgStatement,
     queue: string,
     id: string,
     leaseId: string,
-    values: Record<string, unknown>,
+    values: () => Record<string, unknown> = () => ({}),
     now = this.clock(),
   ): Promise<{ row: DeliveryQueueRow; now: number }> {
-    const params = {
-      queue: checkQueue(queue),
-      id: checkText("delivery id", id, 256),
-      leaseId: checkText("lease id", leaseId, 256),
-    };
-    const [row] = await query<DeliveryQueueRow>(this.pool, SQL[statement], {
+    const params = leaseParams(queue, id, leaseId);
+    const [row] = await query<DeliveryQueueRow>(this.pool, statement, {
       ...params,
-      ...values,
+      ...values(),
       now,
     });
     if (row) return { row, now };
@@ -159,6 +192,30 @@ export class PgQueue implements ControlPlaneQueue {
     return { pending: row?.pending ?? 0, leased: row?.leased ?? 0, failed: row?.failed ?? 0 };
   }
 
+  listUnknown(queue: string, options?: PageOptions) {
+    return this.receiptsOf.listUnknown(queue, options);
+  }
+
+  listUnknownEverywhere(options?: { limit?: number }) {
+    return this.receiptsOf.listUnknownEverywhere(options);
+  }
+
+  resolveUnknown(queue: string, id: string, decision: UnknownDecision) {
+    return this.receiptsOf.resolveUnknown(queue, id, decision);
+  }
+
+  reconcileUnknown(queue: string) {
+    return this.receiptsOf.reconcileUnknown(queue);
+  }
+
+  receipts(query: ReceiptQuery) {
+    return this.receiptsOf.receipts(query);
+  }
+
+  pruneReceipts(retention?: RetentionOptions) {
+    return this.receiptsOf.prune(retention);
+  }
+
   async queues(): Promise<string[]> {
     const rows = await query<{ queue_name: string }>(this.pool, QUEUE_NAMES, {});
     return rows.map((r) => r.queue_name);
@@ -173,10 +230,6 @@ export class PgQueue implements ControlPlaneQueue {
       return row?.next ?? null;
     });
   }
-}
-
-function checkQueue(queue: unknown): string {
-  return checkText("queue name", queue, 128);
 }
 
 export type { ClaimedDelivery };

@@ -5,6 +5,7 @@ import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
 import { SubagentRunStore } from "../stores/global/subagent-run-store.js";
 import { TaskStore } from "../stores/global/task-store.js";
+import { checkRetention, pruneReceipts } from "../stores/retention.js";
 import type {
   ControlPlane,
   ControlPlaneCron,
@@ -65,6 +66,14 @@ function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueO
     fail: async (name, id, leaseId, error, options) =>
       store.fail(name, id, leaseId, error, options),
     extend: async (name, id, leaseId, leaseMs) => store.extend(name, id, leaseId, leaseMs),
+    beginSend: async (name, id, leaseId) => store.beginSend(name, id, leaseId),
+    settle: async (name, id, leaseId, options) => store.settle(name, id, leaseId, options),
+    listUnknown: async (name, options) => store.listUnknown(name, options),
+    listUnknownEverywhere: async (options) => store.listUnknownEverywhere(options),
+    resolveUnknown: async (name, id, decision) => store.resolveUnknown(name, id, decision),
+    reconcileUnknown: async (name) => store.reconcileUnknown(name),
+    receipts: async (query) => store.receipts(query),
+    pruneReceipts: async (retention) => pruneReceipts(home.db, checkRetention(retention), clock()),
     get: async (name, id) => store.get(name, id),
     counts: async (name) => store.counts(name),
     queues: async () => queueNames.all().map((r) => r.queue_name),

@@ -5,11 +5,12 @@ const KEY = "queue_name = @queue AND id = @id";
 // index's predicate word for word so that SQLite can use that index (delivery_queue_entries_in_flight).
 const IN_FLIGHT = "status IN ('sending', 'unknown')";
 const UNKNOWN = `${IN_FLIGHT} AND (status = 'unknown' OR available_at <= @now)`;
-const RECEIPT_FILTERS = `(@queue IS NULL OR queue_name = @queue)
-    AND (@sessionKey IS NULL OR session_key = @sessionKey)
-    AND (@agentId IS NULL OR agent_id = @agentId)
-    AND (@conversationId IS NULL OR conversation_id = @conversationId)
-    AND (@status IS NULL
+// The casts tell PostgreSQL a parameter's type where nothing else in the term does.
+const RECEIPT_FILTERS = `(CAST(@queue AS TEXT) IS NULL OR queue_name = @queue)
+    AND (CAST(@sessionKey AS TEXT) IS NULL OR session_key = @sessionKey)
+    AND (CAST(@agentId AS TEXT) IS NULL OR agent_id = @agentId)
+    AND (CAST(@conversationId AS TEXT) IS NULL OR conversation_id = @conversationId)
+    AND (CAST(@status AS TEXT) IS NULL
       OR CASE WHEN status = 'sending' AND available_at <= @now THEN 'unknown' ELSE status END = @status)`;
 
 function receiptsBy(column: string, param: string): string {
@@ -32,9 +33,9 @@ export const PRUNE_RECEIPTS_SQL = `DELETE FROM delivery_queue_entries
       WHERE newer > @keep))`;
 
 /**
- * The statements of `DeliveryQueueStore`. Those of sends, receipts and unknown outcomes
- * (`RECEIPT_STATEMENTS`) are written in the SQL that SQLite and PostgreSQL share, and run as they
- * are on both. Each operation is one statement: in autocommit mode SQLite
+ * The statements of `DeliveryQueueStore`. Those of sends begun, receipts and unknown outcomes
+ * are written in the SQL that SQLite and PostgreSQL share: the PostgreSQL queue runs them as they
+ * are. Each operation is one statement: in autocommit mode SQLite
  * takes the write lock before a writing statement reads anything, so the claim's pick (the
  * subquery) and its lease (the UPDATE) are one atomic step.
  */
@@ -122,17 +123,3 @@ export const QUEUE_SQL = {
   receiptsBySession: receiptsBy("session_key", "sessionKey"),
   receiptsByAgent: receiptsBy("agent_id", "agentId"),
 } as const;
-
-/** The statements the PostgreSQL queue runs as `QUEUE_SQL` writes them. */
-export const RECEIPT_STATEMENTS = [
-  "beginSend",
-  "markUnknown",
-  "unknownPage",
-  "unknownAnywhere",
-  "resolveResend",
-  "resolveDrop",
-  "resolveSent",
-  "receiptsByConversation",
-  "receiptsBySession",
-  "receiptsByAgent",
-] as const satisfies readonly (keyof typeof QUEUE_SQL)[];
