@@ -7,7 +7,7 @@ import {
   type DeliveryQueueRow,
   entryFromRow,
 } from "../stores/global/delivery-queue-rows.js";
-import { PRUNE_RECEIPTS_SQL, QUEUE_SQL } from "../stores/global/delivery-queue-sql.js";
+import { pruneReceiptsSql, QUEUE_SQL } from "../stores/global/delivery-queue-sql.js";
 import {
   checkQueue,
   emptyReconcileReport,
@@ -44,7 +44,7 @@ const SQL = pgStatements("receipts", {
 // Counted on the server: a prune may delete a hundred thousand rows, which need not travel back.
 const PRUNE = pgStatement(
   "receipts_prune",
-  `WITH gone AS (${PRUNE_RECEIPTS_SQL} RETURNING 1) SELECT count(*) AS n FROM gone`,
+  `WITH gone AS (${pruneReceiptsSql("ctid")} RETURNING 1) SELECT count(*) AS n FROM gone`,
 );
 
 /** Sends of unknown outcome and kept receipts on PostgreSQL, as `DeliveryQueueStore` has them. */

@@ -1,6 +1,8 @@
 import type { Database } from "../db/database.js";
 import { checkInteger, checkOptions } from "./checks.js";
-import { PRUNE_RECEIPTS_SQL } from "./global/delivery-queue-sql.js";
+import { pruneReceiptsSql } from "./global/delivery-queue-sql.js";
+
+const PRUNE_RECEIPTS = pruneReceiptsSql("rowid");
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -66,6 +68,6 @@ export function pruneInputs(db: Database, policy: RetentionPolicy, now: number):
 /** Settled deliveries (receipts) removed from the global database by `policy` at `now`. */
 export function pruneReceipts(db: Database, policy: RetentionPolicy, now: number): number {
   return db
-    .prepare(PRUNE_RECEIPTS_SQL)
+    .prepare(PRUNE_RECEIPTS)
     .run({ before: now - policy.receiptsMaxAgeMs, keep: policy.receiptsPerQueue }).changes;
 }
