@@ -261,6 +261,24 @@ describe.each(BACKENDS)("control plane on %s: delivery receipts", (backend) => {
     expect((await cp.queue.claim("out", "w1"))?.id).toBe("s");
   });
 
+  it("wakes a host waiting for work when another host puts an unknown send back in line", async () => {
+    const { another } = await setup();
+    const [waiter, decider] = [
+      await another({ clock: Date.now }),
+      await another({ clock: Date.now }),
+    ];
+    await decider.queue.enqueue("out", { id: "w", payload: 1 });
+    const held = await decider.queue.claim("out", "w1", { leaseMs: 20 });
+    await decider.queue.beginSend("out", "w", held?.leaseId as string);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    const started = Date.now();
+    const waiting = waiter.queue.waitForWork("out", 10_000);
+    setTimeout(() => void decider.queue.resolveUnknown("out", "w", "resend"), 100);
+    expect(await waiting).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect((await waiter.queue.claim("out", "w2"))?.id).toBe("w");
+  });
+
   it("matches the store over random sequences of enqueue, claim, beginSend, settle, fail and lapse", async () => {
     const { same, sameRows, clock } = await setup((e) => (e.retryCount > 0 ? "drop" : "keep"));
     const id = fc.constantFrom("a", "b", "c");

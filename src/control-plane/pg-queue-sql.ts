@@ -14,6 +14,10 @@ const VALUES = `@queue, @id, @status, @payload, @sessionKey, @channel, @availabl
 const INSERT = `INSERT INTO delivery_queue_entries (${DELIVERY_QUEUE_COLUMNS.join(", ")})`;
 // NOTIFY is sent at commit, and only when a row was added: rows stay the truth, it only wakes.
 const NOTIFY = `SELECT added.*, pg_notify('${WORK_CHANNEL}', added.queue_name) AS notified FROM added`;
+/** `statement` (which returns the rows it changed) NOTIFYing the queues of those rows. */
+export function notifying(statement: string): string {
+  return `WITH added AS (${statement}) ${NOTIFY}`;
+}
 const DEAD = "@permanent::boolean OR retry_count + 1 >= @maxAttempts::integer";
 
 /**
@@ -22,7 +26,7 @@ const DEAD = "@permanent::boolean OR retry_count + 1 >= @maxAttempts::integer";
  * other connections pass over a row being claimed instead of queueing behind it.
  */
 export const PG_QUEUE_SQL = {
-  insert: `WITH added AS (${INSERT} VALUES (${VALUES}) ON CONFLICT DO NOTHING RETURNING *) ${NOTIFY}`,
+  insert: notifying(`${INSERT} VALUES (${VALUES}) ON CONFLICT DO NOTHING RETURNING *`),
   fencedInsert: `WITH ${FENCE_CTE},
     added AS (${INSERT} SELECT ${VALUES} FROM fence ON CONFLICT DO NOTHING RETURNING *)
     ${NOTIFY}`,

@@ -25,6 +25,7 @@ import type {
   UnknownPolicy,
 } from "../stores/global/delivery-receipts.js";
 import { checkRetention, type RetentionOptions } from "../stores/retention.js";
+import { notifying } from "./pg-queue-sql.js";
 import { pgStatement, pgStatements, query } from "./pg-statements.js";
 
 // `QUEUE_SQL`'s statements as they are: each decision is one UPDATE whose WHERE re-checks that the
@@ -34,7 +35,8 @@ const SQL = pgStatements("receipts", {
   markUnknown: QUEUE_SQL.markUnknown,
   unknownPage: QUEUE_SQL.unknownPage,
   unknownAnywhere: QUEUE_SQL.unknownAnywhere,
-  resolveResend: QUEUE_SQL.resolveResend,
+  // Put back in line: hosts waiting for work on its queue wake, as on an enqueue.
+  resolveResend: notifying(QUEUE_SQL.resolveResend),
   resolveDrop: QUEUE_SQL.resolveDrop,
   resolveSent: QUEUE_SQL.resolveSent,
   receiptsByConversation: QUEUE_SQL.receiptsByConversation,

@@ -70,8 +70,17 @@ function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueO
     settle: async (name, id, leaseId, options) => store.settle(name, id, leaseId, options),
     listUnknown: async (name, options) => store.listUnknown(name, options),
     listUnknownEverywhere: async (options) => store.listUnknownEverywhere(options),
-    resolveUnknown: async (name, id, decision) => store.resolveUnknown(name, id, decision),
-    reconcileUnknown: async (name) => store.reconcileUnknown(name),
+    resolveUnknown: async (name, id, decision) => {
+      const resolved = store.resolveUnknown(name, id, decision);
+      // A send put back in line wakes waiting workers, as an enqueue does.
+      if (resolved.status === "pending") signal.wake(name);
+      return resolved;
+    },
+    reconcileUnknown: async (name) => {
+      const report = store.reconcileUnknown(name);
+      if (report.resent.length > 0) signal.wake(name);
+      return report;
+    },
     receipts: async (query) => store.receipts(query),
     pruneReceipts: async (retention) => pruneReceipts(home.db, checkRetention(retention), clock()),
     get: async (name, id) => store.get(name, id),
