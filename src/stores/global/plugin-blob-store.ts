@@ -12,7 +12,8 @@ import {
   expiryOf,
 } from "../checks.js";
 import type { JsonValue } from "../json.js";
-import { entryAddress, type PluginStoreOptions } from "./plugin-state-store.js";
+import { entryAddress } from "./plugin-state-rows.js";
+import type { PluginStoreOptions } from "./plugin-state-store.js";
 
 /** Metadata describes the bytes (content type, origin …); it is not a second value store. */
 export const MAX_PLUGIN_BLOB_METADATA_BYTES = 64 * 1024;
