@@ -50,6 +50,7 @@ export type {
   ControlPlaneCron,
   ControlPlaneCronOptions,
   ControlPlaneLeases,
+  ControlPlanePluginState,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
   ControlPlaneSubagents,
@@ -304,7 +305,12 @@ export type { FlowStore } from "./stores/global/flow-store.js";
 export type { GlobalStores } from "./stores/global/global-stores.js";
 export type { Media, MediaInfo, MediaStore } from "./stores/global/media-store.js";
 export type { PluginBlobStore } from "./stores/global/plugin-blob-store.js";
-export type { PluginStateEntry, PluginStateStore } from "./stores/global/plugin-state-store.js";
+export type {
+  PluginListOptions,
+  PluginSetOptions,
+  PluginStateEntry,
+  PluginStateStore,
+} from "./stores/global/plugin-state-store.js";
 export type { SandboxRegistryStore } from "./stores/global/sandbox-registry-store.js";
 export type {
   SubagentRun,

@@ -30,6 +30,11 @@ import type {
   UnknownPolicy,
 } from "../stores/global/delivery-queue-store.js";
 import type {
+  PluginListOptions,
+  PluginSetOptions,
+  PluginStateEntry,
+} from "../stores/global/plugin-state-rows.js";
+import type {
   SubagentRun,
   SubagentRunPatch,
   SubagentRunRecord,
@@ -39,6 +44,7 @@ import type { TaskDelivery, TaskDeliveryUpdate } from "../stores/global/task-del
 import type { NewTaskRun, TaskRecord, TaskRun } from "../stores/global/task-rows.js";
 import type { TaskDeliveryStatus, TaskStatus } from "../stores/global/task-states.js";
 import type { TaskTransitionOptions } from "../stores/global/task-transitions.js";
+import type { JsonValue } from "../stores/json.js";
 import type { RetentionOptions } from "../stores/retention.js";
 
 export type {
@@ -60,6 +66,9 @@ export type {
   NewDeliveryEntry,
   NewTaskRun,
   PageOptions,
+  PluginListOptions,
+  PluginSetOptions,
+  PluginStateEntry,
   ReceiptQuery,
   ReconcileReport,
   ReplicaReport,
@@ -271,6 +280,37 @@ export interface ControlPlaneSubagents {
   listPendingCleanup(options?: { limit?: number }): Promise<SubagentRun[]>;
 }
 
+/**
+ * Plugin state under `(pluginId, namespace, key)`, with the semantics of `PluginStateStore` on
+ * either backend: JSON values (TEXT, byte-exact) with an optional time to live. Every write is one
+ * statement, so of racing writers to one key the last wins whole and `seen` is new exactly once.
+ */
+export interface ControlPlanePluginState {
+  get<T = JsonValue>(pluginId: string, namespace: string, key: string): Promise<T | undefined>;
+  getEntry<T = JsonValue>(
+    pluginId: string,
+    namespace: string,
+    key: string,
+  ): Promise<PluginStateEntry<T> | undefined>;
+  set<T extends JsonValue>(
+    pluginId: string,
+    namespace: string,
+    key: string,
+    value: T,
+    options?: PluginSetOptions,
+  ): Promise<PluginStateEntry<T>>;
+  /** Removes the entry, expired or not; true when there was one. */
+  delete(pluginId: string, namespace: string, key: string): Promise<boolean>;
+  /** Live entries of one plugin namespace, ordered by key (bytewise). */
+  list<T = JsonValue>(
+    pluginId: string,
+    namespace: string,
+    options?: PluginListOptions,
+  ): Promise<PluginStateEntry<T>[]>;
+  /** Persistent dedupe: true when `key` was not live, and marks it seen for `ttlMs`. */
+  seen(pluginId: string, namespace: string, key: string, ttlMs: number): Promise<boolean>;
+}
+
 export interface ControlPlane {
   readonly backend: "sqlite" | "postgres";
   readonly queue: ControlPlaneQueue;
@@ -278,6 +318,7 @@ export interface ControlPlane {
   readonly cron: ControlPlaneCron;
   readonly tasks: ControlPlaneTasks;
   readonly subagents: ControlPlaneSubagents;
+  readonly pluginState: ControlPlanePluginState;
   /** Closes what this control plane opened (a home it was given stays open). */
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@ import { CRON_CHANNEL, PgCron } from "./pg-cron.js";
 import { PgLeases } from "./pg-leases.js";
 import { PgListener } from "./pg-listener.js";
 import { migratePostgres } from "./pg-migrate.js";
+import { PgPluginState } from "./pg-plugin-state.js";
 import { PgQueue } from "./pg-queue.js";
 import { WORK_CHANNEL } from "./pg-queue-sql.js";
 import { PgSubagents } from "./pg-subagents.js";
@@ -70,6 +71,7 @@ export async function openPostgresControlPlane(
     cron: new PgCron(pool, clock, cronSignal, listening, options.cron ?? {}),
     tasks: new PgTasks(pool, clock),
     subagents: new PgSubagents(pool, clock),
+    pluginState: new PgPluginState(pool, clock),
     close: async () => {
       await listener.close();
       await pool.end();

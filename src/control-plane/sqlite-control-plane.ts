@@ -3,6 +3,7 @@ import { type Clock, checkInteger } from "../stores/checks.js";
 import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
 import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
+import { PluginStateStore } from "../stores/global/plugin-state-store.js";
 import { SubagentRunStore } from "../stores/global/subagent-run-store.js";
 import { TaskStore } from "../stores/global/task-store.js";
 import { checkRetention, pruneReceipts } from "../stores/retention.js";
@@ -11,6 +12,7 @@ import type {
   ControlPlaneCron,
   ControlPlaneCronOptions,
   ControlPlaneLeases,
+  ControlPlanePluginState,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
   ControlPlaneSubagents,
@@ -38,6 +40,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     cron: sqliteCron(home as StateHome, clock, options.cron ?? {}),
     tasks: sqliteTasks(new TaskStore((home as StateHome).db, { clock })),
     subagents: sqliteSubagents(new SubagentRunStore((home as StateHome).db, { clock })),
+    pluginState: sqlitePluginState(new PluginStateStore((home as StateHome).db, { clock })),
     close: async () => {
       if (owned) (home as StateHome).close();
     },
@@ -168,6 +171,20 @@ function sqliteSubagents(store: SubagentRunStore): ControlPlaneSubagents {
     listUnfinished: async (options) => store.listUnfinished(options),
     listPendingCleanup: async (options) => store.listPendingCleanup(options),
   } satisfies ControlPlaneSubagents);
+}
+
+/** `PluginStateStore` as it is: each write is one statement under SQLite's write lock. */
+function sqlitePluginState(store: PluginStateStore): ControlPlanePluginState {
+  const pluginState: ControlPlanePluginState = {
+    get: async (pluginId, namespace, key) => store.get(pluginId, namespace, key),
+    getEntry: async (pluginId, namespace, key) => store.getEntry(pluginId, namespace, key),
+    set: async (pluginId, namespace, key, value, options) =>
+      store.set(pluginId, namespace, key, value, options),
+    delete: async (pluginId, namespace, key) => store.delete(pluginId, namespace, key),
+    list: async (pluginId, namespace, options) => store.list(pluginId, namespace, options),
+    seen: async (pluginId, namespace, key, ttlMs) => store.seen(pluginId, namespace, key, ttlMs),
+  };
+  return Object.freeze(pluginState);
 }
 
 function sqliteLeases(store: AgentLeaseStore): ControlPlaneLeases {
