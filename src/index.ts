@@ -50,6 +50,7 @@ export type {
   ControlPlaneCron,
   ControlPlaneCronOptions,
   ControlPlaneLeases,
+  ControlPlaneMedia,
   ControlPlanePluginState,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
@@ -303,7 +304,13 @@ export type {
 export type { SweepReport } from "./stores/global/expiry.js";
 export type { FlowStore } from "./stores/global/flow-store.js";
 export type { GlobalStores } from "./stores/global/global-stores.js";
-export type { Media, MediaInfo, MediaStore } from "./stores/global/media-store.js";
+export type {
+  Media,
+  MediaInfo,
+  MediaListOptions,
+  MediaPutOptions,
+  MediaStore,
+} from "./stores/global/media-store.js";
 export type { PluginBlobStore } from "./stores/global/plugin-blob-store.js";
 export type {
   PluginListOptions,

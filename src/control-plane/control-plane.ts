@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import type { StateHome } from "../home.js";
 import type { Clock } from "../stores/checks.js";
 import type {
@@ -29,6 +30,12 @@ import type {
   UnknownDecision,
   UnknownPolicy,
 } from "../stores/global/delivery-queue-store.js";
+import type {
+  Media,
+  MediaInfo,
+  MediaListOptions,
+  MediaPutOptions,
+} from "../stores/global/media-rows.js";
 import type {
   PluginListOptions,
   PluginSetOptions,
@@ -63,6 +70,10 @@ export type {
   FailOptions,
   LeaseFence,
   LeaseStatus,
+  Media,
+  MediaInfo,
+  MediaListOptions,
+  MediaPutOptions,
   NewDeliveryEntry,
   NewTaskRun,
   PageOptions,
@@ -311,6 +322,25 @@ export interface ControlPlanePluginState {
   seen(pluginId: string, namespace: string, key: string, ttlMs: number): Promise<boolean>;
 }
 
+/**
+ * Media rows by `(subdir, id)`, with the semantics of `MediaStore` on either backend: a row holds
+ * its metadata and its bytes (BYTEA on PostgreSQL). `withMaterialized`, which writes a temp file
+ * on this host's disk, stays on the home's `MediaStore`.
+ */
+export interface ControlPlaneMedia {
+  /** Writes the row whole, replacing any earlier one (an expired one as if new). */
+  put(subdir: string, id: string, data: Uint8Array, options?: MediaPutOptions): Promise<MediaInfo>;
+  get(subdir: string, id: string): Promise<Media | undefined>;
+  /** The row's metadata, without its bytes. */
+  info(subdir: string, id: string): Promise<MediaInfo | undefined>;
+  /** The bytes in 64 KiB chunks, read on the first pull; E_NOT_FOUND is the stream's error. */
+  stream(subdir: string, id: string): Promise<Readable>;
+  /** Removes the row, expired or not; true when there was one. */
+  delete(subdir: string, id: string): Promise<boolean>;
+  /** Live media of one subdir, ordered by id (bytewise), without their bytes. */
+  list(subdir: string, options?: MediaListOptions): Promise<MediaInfo[]>;
+}
+
 export interface ControlPlane {
   readonly backend: "sqlite" | "postgres";
   readonly queue: ControlPlaneQueue;
@@ -319,6 +349,7 @@ export interface ControlPlane {
   readonly tasks: ControlPlaneTasks;
   readonly subagents: ControlPlaneSubagents;
   readonly pluginState: ControlPlanePluginState;
+  readonly media: ControlPlaneMedia;
   /** Closes what this control plane opened (a home it was given stays open). */
   close(): Promise<void>;
 }

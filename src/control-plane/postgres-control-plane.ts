@@ -4,6 +4,7 @@ import type { ControlPlane, PostgresControlPlaneOptions } from "./control-plane.
 import { CRON_CHANNEL, PgCron } from "./pg-cron.js";
 import { PgLeases } from "./pg-leases.js";
 import { PgListener } from "./pg-listener.js";
+import { PgMedia } from "./pg-media.js";
 import { migratePostgres } from "./pg-migrate.js";
 import { PgPluginState } from "./pg-plugin-state.js";
 import { PgQueue } from "./pg-queue.js";
@@ -72,6 +73,7 @@ export async function openPostgresControlPlane(
     tasks: new PgTasks(pool, clock),
     subagents: new PgSubagents(pool, clock),
     pluginState: new PgPluginState(pool, clock),
+    media: new PgMedia(pool, clock),
     close: async () => {
       await listener.close();
       await pool.end();

@@ -3,6 +3,7 @@ import { type Clock, checkInteger } from "../stores/checks.js";
 import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
 import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
+import { MediaStore } from "../stores/global/media-store.js";
 import { PluginStateStore } from "../stores/global/plugin-state-store.js";
 import { SubagentRunStore } from "../stores/global/subagent-run-store.js";
 import { TaskStore } from "../stores/global/task-store.js";
@@ -12,6 +13,7 @@ import type {
   ControlPlaneCron,
   ControlPlaneCronOptions,
   ControlPlaneLeases,
+  ControlPlaneMedia,
   ControlPlanePluginState,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
@@ -41,6 +43,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     tasks: sqliteTasks(new TaskStore((home as StateHome).db, { clock })),
     subagents: sqliteSubagents(new SubagentRunStore((home as StateHome).db, { clock })),
     pluginState: sqlitePluginState(new PluginStateStore((home as StateHome).db, { clock })),
+    media: sqliteMedia(new MediaStore((home as StateHome).db, { clock })),
     close: async () => {
       if (owned) (home as StateHome).close();
     },
@@ -185,6 +188,18 @@ function sqlitePluginState(store: PluginStateStore): ControlPlanePluginState {
     seen: async (pluginId, namespace, key, ttlMs) => store.seen(pluginId, namespace, key, ttlMs),
   };
   return Object.freeze(pluginState);
+}
+
+/** `MediaStore`'s row methods as they are; `withMaterialized` stays on the home's store. */
+function sqliteMedia(store: MediaStore): ControlPlaneMedia {
+  return Object.freeze({
+    put: async (subdir, id, data, options) => store.put(subdir, id, data, options),
+    get: async (subdir, id) => store.get(subdir, id),
+    info: async (subdir, id) => store.info(subdir, id),
+    stream: async (subdir, id) => store.stream(subdir, id),
+    delete: async (subdir, id) => store.delete(subdir, id),
+    list: async (subdir, options) => store.list(subdir, options),
+  } satisfies ControlPlaneMedia);
 }
 
 function sqliteLeases(store: AgentLeaseStore): ControlPlaneLeases {

@@ -15,3 +15,19 @@ CREATE TABLE plugin_state_entries (
 
 CREATE INDEX plugin_state_entries_expiry ON plugin_state_entries (expires_at)
   WHERE expires_at IS NOT NULL;
+
+-- A media row carries its bytes (BYTEA, as the BLOB it is on SQLite), so every host reads the
+-- same attachment; MediaStore's 512 MiB limit keeps it under PostgreSQL's 1 GB per value.
+CREATE TABLE media_blobs (
+  subdir TEXT COLLATE "C" NOT NULL,
+  id TEXT COLLATE "C" NOT NULL,
+  content_type TEXT,
+  size_bytes BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  expires_at BIGINT,
+  blob BYTEA NOT NULL,
+  PRIMARY KEY (subdir, id)
+);
+
+CREATE INDEX media_blobs_expiry ON media_blobs (expires_at) WHERE expires_at IS NOT NULL;
