@@ -51,6 +51,7 @@ export type {
   ControlPlaneCronOptions,
   ControlPlaneLeases,
   ControlPlaneMedia,
+  ControlPlanePluginBlobs,
   ControlPlanePluginState,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,

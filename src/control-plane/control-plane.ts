@@ -37,6 +37,12 @@ import type {
   MediaPutOptions,
 } from "../stores/global/media-rows.js";
 import type {
+  PluginBlob,
+  PluginBlobInfo,
+  PluginBlobListOptions,
+  PluginBlobSetOptions,
+} from "../stores/global/plugin-blob-rows.js";
+import type {
   PluginListOptions,
   PluginSetOptions,
   PluginStateEntry,
@@ -77,6 +83,10 @@ export type {
   NewDeliveryEntry,
   NewTaskRun,
   PageOptions,
+  PluginBlob,
+  PluginBlobInfo,
+  PluginBlobListOptions,
+  PluginBlobSetOptions,
   PluginListOptions,
   PluginSetOptions,
   PluginStateEntry,
@@ -323,6 +333,30 @@ export interface ControlPlanePluginState {
 }
 
 /**
+ * Plugin blobs under `(pluginId, namespace, key)`, with the semantics of `PluginBlobStore` on
+ * either backend: bytes (BYTEA on PostgreSQL) with TEXT metadata and an optional time to live.
+ */
+export interface ControlPlanePluginBlobs {
+  /** Writes the blob whole, replacing any earlier one (an expired one as if new). */
+  set(
+    pluginId: string,
+    namespace: string,
+    key: string,
+    data: Uint8Array,
+    options?: PluginBlobSetOptions,
+  ): Promise<PluginBlobInfo>;
+  get(pluginId: string, namespace: string, key: string): Promise<PluginBlob | undefined>;
+  /** Removes the blob, expired or not; true when there was one. */
+  delete(pluginId: string, namespace: string, key: string): Promise<boolean>;
+  /** Live blobs of one plugin namespace, ordered by key (bytewise), without their bytes. */
+  list(
+    pluginId: string,
+    namespace: string,
+    options?: PluginBlobListOptions,
+  ): Promise<PluginBlobInfo[]>;
+}
+
+/**
  * Media rows by `(subdir, id)`, with the semantics of `MediaStore` on either backend: a row holds
  * its metadata and its bytes (BYTEA on PostgreSQL). `withMaterialized`, which writes a temp file
  * on this host's disk, stays on the home's `MediaStore`.
@@ -349,6 +383,7 @@ export interface ControlPlane {
   readonly tasks: ControlPlaneTasks;
   readonly subagents: ControlPlaneSubagents;
   readonly pluginState: ControlPlanePluginState;
+  readonly pluginBlobs: ControlPlanePluginBlobs;
   readonly media: ControlPlaneMedia;
   /** Closes what this control plane opened (a home it was given stays open). */
   close(): Promise<void>;

@@ -6,6 +6,7 @@ import { PgLeases } from "./pg-leases.js";
 import { PgListener } from "./pg-listener.js";
 import { PgMedia } from "./pg-media.js";
 import { migratePostgres } from "./pg-migrate.js";
+import { PgPluginBlobs } from "./pg-plugin-blobs.js";
 import { PgPluginState } from "./pg-plugin-state.js";
 import { PgQueue } from "./pg-queue.js";
 import { WORK_CHANNEL } from "./pg-queue-sql.js";
@@ -73,6 +74,7 @@ export async function openPostgresControlPlane(
     tasks: new PgTasks(pool, clock),
     subagents: new PgSubagents(pool, clock),
     pluginState: new PgPluginState(pool, clock),
+    pluginBlobs: new PgPluginBlobs(pool, clock),
     media: new PgMedia(pool, clock),
     close: async () => {
       await listener.close();

@@ -4,6 +4,7 @@ import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
 import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
 import { MediaStore } from "../stores/global/media-store.js";
+import { PluginBlobStore } from "../stores/global/plugin-blob-store.js";
 import { PluginStateStore } from "../stores/global/plugin-state-store.js";
 import { SubagentRunStore } from "../stores/global/subagent-run-store.js";
 import { TaskStore } from "../stores/global/task-store.js";
@@ -14,6 +15,7 @@ import type {
   ControlPlaneCronOptions,
   ControlPlaneLeases,
   ControlPlaneMedia,
+  ControlPlanePluginBlobs,
   ControlPlanePluginState,
   ControlPlaneQueue,
   ControlPlaneQueueOptions,
@@ -43,6 +45,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     tasks: sqliteTasks(new TaskStore((home as StateHome).db, { clock })),
     subagents: sqliteSubagents(new SubagentRunStore((home as StateHome).db, { clock })),
     pluginState: sqlitePluginState(new PluginStateStore((home as StateHome).db, { clock })),
+    pluginBlobs: sqlitePluginBlobs(new PluginBlobStore((home as StateHome).db, { clock })),
     media: sqliteMedia(new MediaStore((home as StateHome).db, { clock })),
     close: async () => {
       if (owned) (home as StateHome).close();
@@ -188,6 +191,17 @@ function sqlitePluginState(store: PluginStateStore): ControlPlanePluginState {
     seen: async (pluginId, namespace, key, ttlMs) => store.seen(pluginId, namespace, key, ttlMs),
   };
   return Object.freeze(pluginState);
+}
+
+/** `PluginBlobStore` as it is: each write is one statement under SQLite's write lock. */
+function sqlitePluginBlobs(store: PluginBlobStore): ControlPlanePluginBlobs {
+  return Object.freeze({
+    set: async (pluginId, namespace, key, data, options) =>
+      store.set(pluginId, namespace, key, data, options),
+    get: async (pluginId, namespace, key) => store.get(pluginId, namespace, key),
+    delete: async (pluginId, namespace, key) => store.delete(pluginId, namespace, key),
+    list: async (pluginId, namespace, options) => store.list(pluginId, namespace, options),
+  } satisfies ControlPlanePluginBlobs);
 }
 
 /** `MediaStore`'s row methods as they are; `withMaterialized` stays on the home's store. */
