@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { isStateError } from "../db/errors.js";
+import { openStateHome } from "../home.js";
 import { usePostgres } from "../test-support/postgres.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import type { ControlPlane } from "./control-plane.js";
@@ -68,6 +69,30 @@ describe("PostgreSQL control plane: schema", () => {
       }
     });
     await expect(openControlPlane({ url })).rejects.toMatchObject({ code: "E_SCHEMA_TOO_NEW" });
+  });
+});
+
+describe("PostgreSQL control plane: indexes", () => {
+  it("has every index the global SQLite schema keeps on the delivery queue", async () => {
+    const home = openStateHome({ home: tempDir() });
+    const sqlite = home.db
+      .prepare<{ name: string }>(
+        "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'delivery_queue_entries' AND sql IS NOT NULL",
+      )
+      .all()
+      .map((row) => row.name)
+      .sort();
+    home.close();
+    const url = await freshDatabase();
+    const cp = await openControlPlane({ url });
+    opened.push(cp);
+    const pg = await withClient(url, async (c) =>
+      (
+        await c.query("SELECT indexname FROM pg_indexes WHERE tablename = 'delivery_queue_entries'")
+      ).rows.map((row: { indexname: string }) => row.indexname),
+    );
+    expect(sqlite.length).toBeGreaterThan(5);
+    expect(pg).toEqual(expect.arrayContaining(sqlite));
   });
 });
 
