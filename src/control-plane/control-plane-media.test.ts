@@ -2,7 +2,6 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../db/database.js";
-import { isStateError } from "../db/errors.js";
 import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { MediaStore } from "../stores/global/media-store.js";
 import { simulatedClock, useGlobalDb } from "../stores/global/test-support/global-db.js";
@@ -13,6 +12,7 @@ import {
   useControlPlanes,
   withClient,
 } from "./test-support/control-planes.js";
+import { same as sameOnBoth } from "./test-support/parity.js";
 
 // Media rows on every backend, as control-plane-plugin-state.test.ts does plugin state: each test
 // runs on the embedded SQLite control plane and on a real PostgreSQL, with MediaStore on its own
@@ -30,25 +30,16 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** What a call gave: its value, or the error's code and message (a TypeError by its message). */
-async function outcome(call: () => unknown): Promise<unknown> {
-  try {
-    const value = await call();
-    // A stream is compared by what it yields (or the error it ends with).
-    if (value && typeof value === "object" && "pipe" in value) {
-      return { ok: { streamed: await readAll(value as NodeJS.ReadableStream) } };
-    }
-    return { ok: value };
-  } catch (error) {
-    if (isStateError(error)) return { code: error.code, message: error.message };
-    return { thrown: (error as Error).message };
+/** A stream is compared by what it yields (or the error it ends with). */
+async function settled(value: unknown): Promise<unknown> {
+  if (value && typeof value === "object" && "pipe" in value) {
+    return { streamed: await readAll(value as NodeJS.ReadableStream) };
   }
+  return value;
 }
 
-async function same(media: ControlPlaneMedia, store: MediaStore, call: (m: Rows) => unknown) {
-  const got = await outcome(() => call(media));
-  expect(got).toEqual(await outcome(() => call(store)));
-  return got;
+function same(media: ControlPlaneMedia, store: MediaStore, call: (m: Rows) => unknown) {
+  return sameOnBoth(media, store, call, settled);
 }
 
 const ROWS = "SELECT * FROM media_blobs ORDER BY subdir, id";

@@ -2,7 +2,6 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../db/database.js";
-import { isStateError } from "../db/errors.js";
 import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { PluginBlobStore } from "../stores/global/plugin-blob-store.js";
 import { simulatedClock, useGlobalDb } from "../stores/global/test-support/global-db.js";
@@ -13,6 +12,7 @@ import {
   useControlPlanes,
   withClient,
 } from "./test-support/control-planes.js";
+import { same } from "./test-support/parity.js";
 
 // Plugin blobs on every backend, as control-plane-media.test.ts does media: PluginBlobStore on its
 // own SQLite database is the oracle of parity; rows (bytes as hex) are read back through a
@@ -22,25 +22,6 @@ const open = useControlPlanes();
 const openDb = useGlobalDb();
 
 type Blobs = ControlPlanePluginBlobs | PluginBlobStore;
-
-async function outcome(call: () => unknown): Promise<unknown> {
-  try {
-    return { ok: await call() };
-  } catch (error) {
-    if (isStateError(error)) return { code: error.code, message: error.message };
-    return { thrown: (error as Error).message };
-  }
-}
-
-async function same(
-  blobs: ControlPlanePluginBlobs,
-  store: PluginBlobStore,
-  call: (b: Blobs) => unknown,
-) {
-  const got = await outcome(() => call(blobs));
-  expect(got).toEqual(await outcome(() => call(store)));
-  return got;
-}
 
 const ROWS = "SELECT * FROM plugin_blob_entries ORDER BY plugin_id, namespace, entry_key";
 const hexBlob = (row: Record<string, unknown>) => ({

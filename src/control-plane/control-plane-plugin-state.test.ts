@@ -2,7 +2,6 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../db/database.js";
-import { isStateError } from "../db/errors.js";
 import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { PluginStateStore } from "../stores/global/plugin-state-store.js";
 import { simulatedClock, useGlobalDb } from "../stores/global/test-support/global-db.js";
@@ -14,6 +13,7 @@ import {
   useControlPlanes,
   withClient,
 } from "./test-support/control-planes.js";
+import { same } from "./test-support/parity.js";
 
 // Plugin state on every backend, as control-plane-subagents.test.ts does subagent runs: each test
 // runs on the embedded SQLite control plane and on a real PostgreSQL, with PluginStateStore on its
@@ -23,26 +23,6 @@ const open = useControlPlanes();
 const openDb = useGlobalDb();
 
 type State = ControlPlanePluginState | PluginStateStore;
-
-/** What a call gave: its value, or the error's code and message (a TypeError by its message). */
-async function outcome(call: () => unknown): Promise<unknown> {
-  try {
-    return { ok: await call() };
-  } catch (error) {
-    if (isStateError(error)) return { code: error.code, message: error.message };
-    return { thrown: (error as Error).message };
-  }
-}
-
-async function same(
-  state: ControlPlanePluginState,
-  store: PluginStateStore,
-  call: (s: State) => unknown,
-) {
-  const got = await outcome(() => call(state));
-  expect(got).toEqual(await outcome(() => call(store)));
-  return got;
-}
 
 const ROWS = "SELECT * FROM plugin_state_entries ORDER BY plugin_id, namespace, entry_key";
 const asNumber = (v: unknown) => (v === null ? null : Number(v));

@@ -19,6 +19,7 @@ import {
   useControlPlanes,
   withClient,
 } from "./test-support/control-planes.js";
+import { outcome as callOutcome } from "./test-support/parity.js";
 
 // Sends begun, receipts and sends of unknown outcome on every backend, as the other control-plane
 // suites do their tables: DeliveryQueueStore on its own SQLite database is the oracle of parity,
@@ -43,14 +44,9 @@ function normal(value: unknown): unknown {
   return value === undefined ? value : JSON.parse(JSON.stringify(value).replace(UUID, "<lease>"));
 }
 
-/** What a call gave: its value, or the error's code and message (a TypeError by its message). */
+/** What a call gave (see parity.ts), lease ids made alike. */
 async function outcome(call: () => unknown): Promise<unknown> {
-  try {
-    return normal({ ok: await call() });
-  } catch (error) {
-    if (isStateError(error)) return normal({ code: error.code, message: error.message });
-    return { thrown: (error as Error).message };
-  }
+  return normal(await callOutcome(call));
 }
 
 const ROWS = "SELECT * FROM delivery_queue_entries ORDER BY queue_name, id";

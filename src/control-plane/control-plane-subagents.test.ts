@@ -2,7 +2,6 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../db/database.js";
-import { isStateError } from "../db/errors.js";
 import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import type { SubagentRunRecord } from "../stores/global/subagent-run-rows.js";
 import { SubagentRunStore } from "../stores/global/subagent-run-store.js";
@@ -15,6 +14,7 @@ import {
   useControlPlanes,
   withClient,
 } from "./test-support/control-planes.js";
+import { same } from "./test-support/parity.js";
 
 // Subagent runs on every backend, as control-plane-tasks.test.ts does tasks: each test runs on the
 // embedded SQLite control plane and on a real PostgreSQL, with SubagentRunStore on its own SQLite
@@ -24,27 +24,6 @@ const open = useControlPlanes();
 const openDb = useGlobalDb();
 
 type Runs = ControlPlaneSubagents | SubagentRunStore;
-
-/** What a call gave: its value, or the error's code and message (a TypeError by its message). */
-async function outcome(call: () => unknown): Promise<unknown> {
-  try {
-    return { ok: await call() };
-  } catch (error) {
-    if (isStateError(error)) return { code: error.code, message: error.message };
-    return { thrown: (error as Error).message };
-  }
-}
-
-/** The same call on the control plane and on the oracle store: same value or same refusal. */
-async function same(
-  subagents: ControlPlaneSubagents,
-  store: SubagentRunStore,
-  call: (r: Runs) => unknown,
-) {
-  const got = await outcome(() => call(subagents));
-  expect(got).toEqual(await outcome(() => call(store)));
-  return got;
-}
 
 const ROWS = "SELECT * FROM subagent_runs ORDER BY run_id";
 

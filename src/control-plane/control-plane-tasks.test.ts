@@ -1,6 +1,5 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isStateError } from "../db/errors.js";
 import type { NewTaskRun, TaskRecord } from "../stores/global/task-rows.js";
 import {
   TASK_DELIVERY_STATUSES,
@@ -12,6 +11,7 @@ import { TaskStore } from "../stores/global/task-store.js";
 import { simulatedClock, useGlobalDb } from "../stores/global/test-support/global-db.js";
 import type { ControlPlaneTasks } from "./control-plane.js";
 import { BACKENDS, rejects, useControlPlanes } from "./test-support/control-planes.js";
+import { outcome, same } from "./test-support/parity.js";
 
 // Task runs on every backend, as control-plane.test.ts does the queue: each test runs on the
 // embedded SQLite control plane and on a real PostgreSQL, with TaskStore on its own SQLite
@@ -19,27 +19,6 @@ import { BACKENDS, rejects, useControlPlanes } from "./test-support/control-plan
 
 const open = useControlPlanes();
 const openDb = useGlobalDb();
-
-/** What a call gave: its value, or the error's code and message (a TypeError by its message). */
-async function outcome(call: () => unknown): Promise<unknown> {
-  try {
-    return { ok: await call() };
-  } catch (error) {
-    if (isStateError(error)) return { code: error.code, message: error.message };
-    return { thrown: (error as Error).message };
-  }
-}
-
-/** The same call on the control plane and on the oracle store: same value or same refusal. */
-async function same(
-  tasks: ControlPlaneTasks,
-  store: TaskStore,
-  call: (t: ControlPlaneTasks | TaskStore) => unknown,
-): Promise<unknown> {
-  const got = await outcome(() => call(tasks));
-  expect(got).toEqual(await outcome(() => call(store)));
-  return got;
-}
 
 /** SQL text for a string literal, for `count`'s WHERE. */
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
