@@ -1,18 +1,11 @@
-import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../db/database.js";
-import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { MediaStore } from "../stores/global/media-store.js";
 import { simulatedClock, useGlobalDb } from "../stores/global/test-support/global-db.js";
 import type { ControlPlaneMedia } from "./control-plane.js";
-import {
-  BACKENDS,
-  type Backend,
-  useControlPlanes,
-  withClient,
-} from "./test-support/control-planes.js";
-import { same as sameOnBoth } from "./test-support/parity.js";
+import { BACKENDS, type Backend, useControlPlanes } from "./test-support/control-planes.js";
+import { same as sameOnBoth, storedRows } from "./test-support/parity.js";
 
 // Media rows on every backend, as control-plane-plugin-state.test.ts does plugin state: each test
 // runs on the embedded SQLite control plane and on a real PostgreSQL, with MediaStore on its own
@@ -50,25 +43,12 @@ const hexBlob = (row: Record<string, unknown>) => ({
   blob: Buffer.from(row.blob as Uint8Array).toString("hex"),
 });
 
-/** Every row as stored, read without the code under test; integers as numbers on both. */
-async function storedRows(backend: Backend, where: string): Promise<Record<string, unknown>[]> {
-  if (backend === "sqlite") {
-    const raw = openRawSqlite(join(where, "state", "state.sqlite"), { readonly: true });
-    try {
-      return (raw.prepare(ROWS).all() as Record<string, unknown>[]).map(hexBlob);
-    } finally {
-      raw.close();
-    }
-  }
-  const { rows } = await withClient(where, (client) => client.query(ROWS));
-  return rows.map((row: Record<string, unknown>) => ({
-    ...hexBlob(row),
-    size_bytes: Number(row.size_bytes),
-    created_at: Number(row.created_at),
-    updated_at: Number(row.updated_at),
-    expires_at: row.expires_at === null ? null : Number(row.expires_at),
-  }));
-}
+/** Every row as stored, read without the code under test; integers as numbers, bytes as hex. */
+const stored = (backend: Backend, where: string) =>
+  storedRows(backend, where, ROWS, {
+    bigints: ["size_bytes", "created_at", "updated_at", "expires_at"],
+    bytes: ["blob"],
+  });
 
 function oracleRows(db: Database) {
   return (db.prepare(ROWS).all() as Record<string, unknown>[]).map(hexBlob);
@@ -115,12 +95,12 @@ describe.each(BACKENDS)("control plane on %s: media", (backend) => {
     clock.advance(40);
     // The TTL row lapsed: gone from reads, still on disk until a sweep; a put revives it as new.
     for (const read of reads) await same(media, store, read);
-    expect(await storedRows(backend, where)).toEqual(oracleRows(db));
+    expect(await stored(backend, where)).toEqual(oracleRows(db));
     await same(media, store, (m) => m.put("inbound", "ttl", Buffer.from("new")));
     for (const id of ["a.txt", "a.txt", "missing"])
       await same(media, store, (m) => m.delete("inbound", id));
-    expect(await storedRows(backend, where)).toEqual(oracleRows(db));
-    expect((await storedRows(backend, where)).length).toBe(5);
+    expect(await stored(backend, where)).toEqual(oracleRows(db));
+    expect((await stored(backend, where)).length).toBe(5);
   });
 
   it("refuses the arguments MediaStore refuses, with the same code and message", async () => {
@@ -143,7 +123,7 @@ describe.each(BACKENDS)("control plane on %s: media", (backend) => {
       (m) => m.list("inbound", { prefix: "a" } as never),
     ];
     for (const call of calls) expect(await same(media, store, call)).not.toHaveProperty("ok");
-    expect(await storedRows(backend, where)).toEqual(oracleRows(db));
+    expect(await stored(backend, where)).toEqual(oracleRows(db));
     expect(oracleRows(db)).toEqual([]);
   });
 
@@ -201,7 +181,7 @@ describe.each(BACKENDS)("control plane on %s: media", (backend) => {
         }),
       ),
     );
-    const rows = await storedRows(backend, where);
+    const rows = await stored(backend, where);
     expect(rows.map((row) => row.id)).toEqual(ids);
     for (const row of rows) {
       const [h, i] = (row.content_type as string).slice(2).split("-").map(Number) as [

@@ -1,18 +1,11 @@
-import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../db/database.js";
-import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { PluginBlobStore } from "../stores/global/plugin-blob-store.js";
 import { simulatedClock, useGlobalDb } from "../stores/global/test-support/global-db.js";
 import type { ControlPlanePluginBlobs } from "./control-plane.js";
-import {
-  BACKENDS,
-  type Backend,
-  useControlPlanes,
-  withClient,
-} from "./test-support/control-planes.js";
-import { same } from "./test-support/parity.js";
+import { BACKENDS, type Backend, useControlPlanes } from "./test-support/control-planes.js";
+import { same, storedRows } from "./test-support/parity.js";
 
 // Plugin blobs on every backend, as control-plane-media.test.ts does media: PluginBlobStore on its
 // own SQLite database is the oracle of parity; rows (bytes as hex) are read back through a
@@ -29,23 +22,12 @@ const hexBlob = (row: Record<string, unknown>) => ({
   blob: Buffer.from(row.blob as Uint8Array).toString("hex"),
 });
 
-async function storedRows(backend: Backend, where: string): Promise<Record<string, unknown>[]> {
-  if (backend === "sqlite") {
-    const raw = openRawSqlite(join(where, "state", "state.sqlite"), { readonly: true });
-    try {
-      return (raw.prepare(ROWS).all() as Record<string, unknown>[]).map(hexBlob);
-    } finally {
-      raw.close();
-    }
-  }
-  const { rows } = await withClient(where, (client) => client.query(ROWS));
-  return rows.map((row: Record<string, unknown>) => ({
-    ...hexBlob(row),
-    created_at: Number(row.created_at),
-    updated_at: Number(row.updated_at),
-    expires_at: row.expires_at === null ? null : Number(row.expires_at),
-  }));
-}
+/** Every row as stored, read without the code under test; integers as numbers, bytes as hex. */
+const stored = (backend: Backend, where: string) =>
+  storedRows(backend, where, ROWS, {
+    bigints: ["created_at", "updated_at", "expires_at"],
+    bytes: ["blob"],
+  });
 
 function oracleRows(db: Database) {
   return (db.prepare(ROWS).all() as Record<string, unknown>[]).map(hexBlob);
@@ -83,12 +65,12 @@ describe.each(BACKENDS)("control plane on %s: plugin blobs", (backend) => {
     for (const read of reads) await same(blobs, store, read);
     clock.advance(40);
     for (const read of reads) await same(blobs, store, read);
-    expect(await storedRows(backend, where)).toEqual(oracleRows(db));
+    expect(await stored(backend, where)).toEqual(oracleRows(db));
     await same(blobs, store, (b) => b.set("p", "ns", "ttl", Buffer.from("new")));
     for (const key of ["a", "a", "missing"])
       await same(blobs, store, (b) => b.delete("p", "ns", key));
-    expect(await storedRows(backend, where)).toEqual(oracleRows(db));
-    expect((await storedRows(backend, where)).length).toBe(3);
+    expect(await stored(backend, where)).toEqual(oracleRows(db));
+    expect((await stored(backend, where)).length).toBe(3);
   });
 
   it("refuses the arguments PluginBlobStore refuses, with the same code and message", async () => {
@@ -108,7 +90,7 @@ describe.each(BACKENDS)("control plane on %s: plugin blobs", (backend) => {
       (b) => b.list("p", "ns", { prefix: "a" } as never),
     ];
     for (const call of calls) expect(await same(blobs, store, call)).not.toHaveProperty("ok");
-    expect(await storedRows(backend, where)).toEqual(oracleRows(db));
+    expect(await stored(backend, where)).toEqual(oracleRows(db));
     expect(oracleRows(db)).toEqual([]);
   });
 
@@ -161,7 +143,7 @@ describe.each(BACKENDS)("control plane on %s: plugin blobs", (backend) => {
         }),
       ),
     );
-    const rows = await storedRows(backend, where);
+    const rows = await stored(backend, where);
     expect(rows.map((row) => row.entry_key)).toEqual(keys);
     for (const row of rows) {
       const { h, i } = JSON.parse(row.metadata_json as string) as { h: number; i: number };

@@ -1,19 +1,12 @@
-import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Database } from "../db/database.js";
-import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { PluginStateStore } from "../stores/global/plugin-state-store.js";
 import { simulatedClock, useGlobalDb } from "../stores/global/test-support/global-db.js";
 import type { JsonValue } from "../stores/json.js";
 import type { ControlPlanePluginState } from "./control-plane.js";
-import {
-  BACKENDS,
-  type Backend,
-  useControlPlanes,
-  withClient,
-} from "./test-support/control-planes.js";
-import { same } from "./test-support/parity.js";
+import { BACKENDS, type Backend, useControlPlanes } from "./test-support/control-planes.js";
+import { same, storedRows } from "./test-support/parity.js";
 
 // Plugin state on every backend, as control-plane-subagents.test.ts does subagent runs: each test
 // runs on the embedded SQLite control plane and on a real PostgreSQL, with PluginStateStore on its
@@ -25,27 +18,10 @@ const openDb = useGlobalDb();
 type State = ControlPlanePluginState | PluginStateStore;
 
 const ROWS = "SELECT * FROM plugin_state_entries ORDER BY plugin_id, namespace, entry_key";
-const asNumber = (v: unknown) => (v === null ? null : Number(v));
 
 /** Every row as stored, read without the code under test; integers as numbers on both. */
-async function storedRows(backend: Backend, where: string): Promise<Record<string, unknown>[]> {
-  if (backend === "sqlite") {
-    const raw = openRawSqlite(join(where, "state", "state.sqlite"), { readonly: true });
-    try {
-      return raw.prepare(ROWS).all() as Record<string, unknown>[];
-    } finally {
-      raw.close();
-    }
-  }
-  // PostgreSQL sorts these keys bytewise ("C"), as SQLite does.
-  const { rows } = await withClient(where, (client) => client.query(ROWS));
-  return rows.map((row: Record<string, unknown>) => ({
-    ...row,
-    created_at: Number(row.created_at),
-    updated_at: Number(row.updated_at),
-    expires_at: asNumber(row.expires_at),
-  }));
-}
+const stored = (backend: Backend, where: string) =>
+  storedRows(backend, where, ROWS, { bigints: ["created_at", "updated_at", "expires_at"] });
 
 function oracleRows(db: Database) {
   return db.prepare(ROWS).all();
@@ -99,15 +75,15 @@ describe.each(BACKENDS)("control plane on %s: plugin state", (backend) => {
     // The TTL entry lapsed: gone from reads, still on disk; a set revives it as new.
     for (const list of lists.slice(0, 2)) await same(state, store, list);
     await same(state, store, (s) => s.get("p", "ns", "ttl"));
-    expect(await storedRows(backend, where)).toEqual(oracleRows(db));
+    expect(await stored(backend, where)).toEqual(oracleRows(db));
     clock.advance(1);
     await same(state, store, (s) => s.set("p", "ns", "ttl", 2));
     await same(state, store, (s) => s.set("p", "ns", "a", "again", { ttlMs: 5 }));
     for (const key of ["a", "ab", "ab", "missing"]) {
       await same(state, store, (s) => s.delete("p", "ns", key));
     }
-    expect(await storedRows(backend, where)).toEqual(oracleRows(db));
-    expect((await storedRows(backend, where)).length).toBe(8);
+    expect(await stored(backend, where)).toEqual(oracleRows(db));
+    expect((await stored(backend, where)).length).toBe(8);
   });
 
   it("refuses the arguments PluginStateStore refuses, with the same code and message", async () => {
@@ -138,7 +114,7 @@ describe.each(BACKENDS)("control plane on %s: plugin state", (backend) => {
     await same(state, store, (s) => s.set("p", "ns", "s", "\ud800"));
     await same(state, store, (s) => s.list("p", "ns", { prefix: "" }));
     await same(state, store, (s) => s.set("p", "ns", "big", "x".repeat(256 * 1024 - 2)));
-    expect(await storedRows(backend, where)).toEqual(oracleRows(db));
+    expect(await stored(backend, where)).toEqual(oracleRows(db));
   });
 
   it("gives PluginStateStore's answers to any sequence of calls (property)", async () => {
@@ -200,7 +176,7 @@ describe.each(BACKENDS)("control plane on %s: plugin state", (backend) => {
     );
     // Every marker was new for exactly one host.
     expect(seen.reduce((a, b) => a + b, 0)).toBe(keys.length * rounds);
-    const rows = await storedRows(backend, where);
+    const rows = await stored(backend, where);
     const values = rows.filter((row) => row.namespace === "ns");
     expect(values.map((row) => row.entry_key)).toEqual(keys);
     for (const row of values) {
