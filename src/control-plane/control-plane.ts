@@ -30,6 +30,7 @@ import type {
   UnknownDecision,
   UnknownPolicy,
 } from "../stores/global/delivery-queue-store.js";
+import type { SweepReport } from "../stores/global/expiry.js";
 import type {
   Media,
   MediaInfo,
@@ -385,6 +386,13 @@ export interface ControlPlane {
   readonly pluginState: ControlPlanePluginState;
   readonly pluginBlobs: ControlPlanePluginBlobs;
   readonly media: ControlPlaneMedia;
+  /**
+   * Deletes every row whose `expires_at` is at or before `now` (default: the clock's now), in each
+   * control-plane table that has the column: expired rows are hidden from reads at once, and
+   * leave the disk here. Each table is one DELETE of its own. On SQLite, the global database's
+   * other expiring tables are swept too, as `home.sweepExpired` does.
+   */
+  sweepExpired(now?: number): Promise<SweepReport>;
   /** Closes what this control plane opened (a home it was given stays open). */
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import pg from "pg";
 import { checkInteger } from "../stores/checks.js";
 import type { ControlPlane, PostgresControlPlaneOptions } from "./control-plane.js";
 import { CRON_CHANNEL, PgCron } from "./pg-cron.js";
+import { pgSweepExpired } from "./pg-expiry.js";
 import { PgLeases } from "./pg-leases.js";
 import { PgListener } from "./pg-listener.js";
 import { PgMedia } from "./pg-media.js";
@@ -76,6 +77,7 @@ export async function openPostgresControlPlane(
     pluginState: new PgPluginState(pool, clock),
     pluginBlobs: new PgPluginBlobs(pool, clock),
     media: new PgMedia(pool, clock),
+    sweepExpired: (now = clock()) => pgSweepExpired(pool, now),
     close: async () => {
       await listener.close();
       await pool.end();

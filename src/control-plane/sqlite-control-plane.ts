@@ -3,6 +3,7 @@ import { type Clock, checkInteger } from "../stores/checks.js";
 import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
 import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
+import { sweepExpired } from "../stores/global/expiry.js";
 import { MediaStore } from "../stores/global/media-store.js";
 import { PluginBlobStore } from "../stores/global/plugin-blob-store.js";
 import { PluginStateStore } from "../stores/global/plugin-state-store.js";
@@ -47,6 +48,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     pluginState: sqlitePluginState(new PluginStateStore((home as StateHome).db, { clock })),
     pluginBlobs: sqlitePluginBlobs(new PluginBlobStore((home as StateHome).db, { clock })),
     media: sqliteMedia(new MediaStore((home as StateHome).db, { clock })),
+    sweepExpired: async (now = clock()) => sweepExpired((home as StateHome).db, now),
     close: async () => {
       if (owned) (home as StateHome).close();
     },
