@@ -1,118 +1,27 @@
-import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import { StateError } from "../../db/errors.js";
+import { type Clock, checkOptions } from "../checks.js";
 import {
-  type Clock,
-  checkLimit,
-  checkOptions,
-  checkText,
-  decodeJson,
-  encodeRecord,
-  expiryOf,
-  optionalText,
-  optionalTime,
-} from "../checks.js";
-import type { JsonValue } from "../json.js";
+  bindingKeyParams,
+  byConversationParams,
+  bySessionParams,
+  type CheckedBinding,
+  type ConversationBinding,
+  type ConversationBindingRow,
+  checkBinding,
+  checkBindingKey,
+  fromRow,
+  type NewConversationBinding,
+  noConversation,
+} from "./conversation-binding-rows.js";
+import { CONVERSATION_BINDING_SQL } from "./conversation-binding-sql.js";
 import { ConversationStore } from "./conversation-store.js";
 
-interface ConversationBindingRow {
-  binding_key: string;
-  binding_id: string;
-  channel: string;
-  account_id: string | null;
-  conversation_id: string;
-  target_session_key: string;
-  status: string;
-  bound_at: number;
-  expires_at: number | null;
-  record_json: string;
-  conversation_ref: string | null;
-}
-
-export const CONVERSATION_BINDING_COLUMNS = columnsOf<ConversationBindingRow>()(
-  "binding_key",
-  "binding_id",
-  "channel",
-  "account_id",
-  "conversation_id",
-  "target_session_key",
-  "status",
-  "bound_at",
-  "expires_at",
-  "record_json",
-  "conversation_ref",
-);
-
-export interface NewConversationBinding {
-  /** Default: `channel:accountId:conversationId` (accountId empty when absent). */
-  bindingKey?: string;
-  /** Default: the binding key. */
-  bindingId?: string;
-  channel: string;
-  accountId?: string;
-  conversationId: string;
-  /** The session that messages in this conversation are routed to. */
-  targetSessionKey: string;
-  /** Default `active`. */
-  status?: string;
-  /** Default now. */
-  boundAt?: number;
-  /** Time to live in ms; the binding lapses afterwards. Default: until unbound. */
-  ttlMs?: number;
-  record?: { [key: string]: JsonValue };
-  /**
-   * The `conversations` row this binding is for. Default: the conversation resolved from
-   * `channel`, `accountId` and `conversationId` (as its peer, without a thread).
-   */
-  conversationRef?: string;
-}
-
-export interface ConversationBinding {
-  bindingKey: string;
-  bindingId: string;
-  channel: string;
-  accountId: string | null;
-  conversationId: string;
-  targetSessionKey: string;
-  status: string;
-  boundAt: number;
-  expiresAt: number | null;
-  record: { [key: string]: JsonValue };
-  /** The `conversations` row it routes; null for a binding stored before conversations existed. */
-  conversationRef: string | null;
-}
-
-const KEYS = [
-  "bindingKey",
-  "bindingId",
-  "channel",
-  "accountId",
-  "conversationId",
-  "targetSessionKey",
-  "status",
-  "boundAt",
-  "ttlMs",
-  "record",
-  "conversationRef",
-];
-const LIVE = "(expires_at IS NULL OR expires_at > @now)";
-
-function fromRow(row: ConversationBindingRow): ConversationBinding {
-  return {
-    bindingKey: row.binding_key,
-    bindingId: row.binding_id,
-    channel: row.channel,
-    accountId: row.account_id,
-    conversationId: row.conversation_id,
-    targetSessionKey: row.target_session_key,
-    status: row.status,
-    boundAt: row.bound_at,
-    expiresAt: row.expires_at,
-    record: decodeJson(`conversation binding ${row.binding_key}`, row.record_json),
-    conversationRef: row.conversation_ref,
-  };
-}
+export {
+  CONVERSATION_BINDING_COLUMNS,
+  type ConversationBinding,
+  type NewConversationBinding,
+} from "./conversation-binding-rows.js";
 
 /**
  * Which session the current conversation of a channel is bound to (`current_conversation_bindings`),
@@ -132,28 +41,11 @@ export class ConversationBindingStore {
     this.db = db;
     this.clock = checkOptions(options, ["clock"], "ConversationBindingStore").clock ?? Date.now;
     this.conversations = new ConversationStore(db, { clock: this.clock });
-    const columns = CONVERSATION_BINDING_COLUMNS;
-    this.upsert = db.prepare(
-      `INSERT INTO current_conversation_bindings (${columns.join(", ")})
-       VALUES (${columns.map((c) => `@${c}`).join(", ")})
-       ON CONFLICT DO UPDATE SET ${columns
-         .slice(1)
-         .map((c) => `${c} = excluded.${c}`)
-         .join(", ")}
-       RETURNING *`,
-    );
-    this.selectOne = db.prepare(
-      `SELECT * FROM current_conversation_bindings WHERE binding_key = @key AND ${LIVE}`,
-    );
-    this.deleteOne = db.prepare("DELETE FROM current_conversation_bindings WHERE binding_key = ?");
-    this.bySession = db.prepare(
-      `SELECT * FROM current_conversation_bindings WHERE target_session_key = @sessionKey AND ${LIVE}
-       ORDER BY bound_at, binding_key LIMIT @limit`,
-    );
-    this.byConversation = db.prepare(
-      `SELECT * FROM current_conversation_bindings WHERE conversation_ref = @ref AND ${LIVE}
-       ORDER BY bound_at, binding_key LIMIT @limit`,
-    );
+    this.upsert = db.prepare(CONVERSATION_BINDING_SQL.upsert);
+    this.selectOne = db.prepare(CONVERSATION_BINDING_SQL.select);
+    this.deleteOne = db.prepare(CONVERSATION_BINDING_SQL.delete);
+    this.bySession = db.prepare(CONVERSATION_BINDING_SQL.bySession);
+    this.byConversation = db.prepare(CONVERSATION_BINDING_SQL.byConversation);
   }
 
   /**
@@ -161,74 +53,34 @@ export class ConversationBindingStore {
    * E_NOT_FOUND when `conversationRef` names no conversation.
    */
   bind(binding: NewConversationBinding): ConversationBinding {
-    const b = checkOptions(binding, KEYS, "ConversationBindingStore.bind");
-    return this.db.tx(() => this.store(b));
-  }
-
-  private store(b: NewConversationBinding): ConversationBinding {
-    const channel = checkText("channel", b.channel, 256);
-    const accountId = optionalText("accountId", b.accountId, 256);
-    const conversationId = checkText("conversationId", b.conversationId);
-    const key =
-      b.bindingKey === undefined
-        ? `${channel}:${accountId ?? ""}:${conversationId}`
-        : checkText("bindingKey", b.bindingKey);
-    const now = this.clock();
-    const conversationRef = this.conversationFor(b, channel, accountId, conversationId);
-    const row = this.upsert.get({
-      binding_key: key,
-      binding_id: b.bindingId === undefined ? key : checkText("bindingId", b.bindingId),
-      channel,
-      account_id: accountId,
-      conversation_id: conversationId,
-      target_session_key: checkText("targetSessionKey", b.targetSessionKey),
-      status: b.status === undefined ? "active" : checkText("status", b.status, 64),
-      bound_at: optionalTime("boundAt", b.boundAt) ?? now,
-      expires_at: expiryOf(now, b.ttlMs),
-      record_json: encodeRecord(`conversation binding ${key}`, b.record ?? {}, 64 * 1024),
-      conversation_ref: conversationRef,
-    });
-    return fromRow(row as ConversationBindingRow);
-  }
-
-  private conversationFor(
-    b: NewConversationBinding,
-    channel: string,
-    accountId: string | null,
-    peerId: string,
-  ): string {
-    if (b.conversationRef === undefined) {
-      return this.conversations.resolve({ channel, accountId: accountId ?? undefined, peerId })
-        .conversationId;
-    }
-    const ref = checkText("conversationRef", b.conversationRef, 256);
-    if (!this.conversations.get(ref)) {
-      throw new StateError("E_NOT_FOUND", `no conversation ${ref} to bind`, {
-        details: { conversationRef: ref },
+    const checked = checkBinding(binding, this.clock);
+    return this.db.tx(() => {
+      const row = this.upsert.get({
+        ...checked.row,
+        conversation_ref: this.conversationFor(checked),
       });
-    }
-    return ref;
+      return fromRow(row as ConversationBindingRow);
+    });
+  }
+
+  private conversationFor({ conversationRef, address }: CheckedBinding): string {
+    if (conversationRef === undefined) return this.conversations.resolve(address).conversationId;
+    if (!this.conversations.get(conversationRef)) throw noConversation(conversationRef);
+    return conversationRef;
   }
 
   get(bindingKey: string): ConversationBinding | undefined {
-    const row = this.selectOne.get({ key: checkText("bindingKey", bindingKey), now: this.clock() });
+    const row = this.selectOne.get(bindingKeyParams(bindingKey, this.clock));
     return row ? fromRow(row) : undefined;
   }
 
   unbind(bindingKey: string): boolean {
-    return this.deleteOne.run(checkText("bindingKey", bindingKey)).changes > 0;
+    return this.deleteOne.run({ key: checkBindingKey(bindingKey) }).changes > 0;
   }
 
   /** Live bindings that route to a session, oldest first. */
   listBySession(targetSessionKey: string, options: { limit?: number } = {}): ConversationBinding[] {
-    const { limit } = checkOptions(options, ["limit"], "ConversationBindingStore.listBySession");
-    return this.bySession
-      .all({
-        sessionKey: checkText("targetSessionKey", targetSessionKey),
-        now: this.clock(),
-        limit: checkLimit(limit),
-      })
-      .map(fromRow);
+    return this.bySession.all(bySessionParams(targetSessionKey, options, this.clock)).map(fromRow);
   }
 
   /** Live bindings made for a conversation (an id from `conversations.resolve`), oldest first. */
@@ -236,17 +88,7 @@ export class ConversationBindingStore {
     conversationRef: string,
     options: { limit?: number } = {},
   ): ConversationBinding[] {
-    const { limit } = checkOptions(
-      options,
-      ["limit"],
-      "ConversationBindingStore.listByConversation",
-    );
-    return this.byConversation
-      .all({
-        ref: checkText("conversationRef", conversationRef, 256),
-        now: this.clock(),
-        limit: checkLimit(limit),
-      })
-      .map(fromRow);
+    const params = byConversationParams(conversationRef, options, this.clock);
+    return this.byConversation.all(params).map(fromRow);
   }
 }
