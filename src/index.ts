@@ -47,6 +47,8 @@ export type {
   AgentLease,
   ClaimedCronJob,
   ControlPlane,
+  ControlPlaneConversationBindings,
+  ControlPlaneConversations,
   ControlPlaneCron,
   ControlPlaneCronOptions,
   ControlPlaneLeases,
@@ -281,10 +283,12 @@ export type { CommitmentStore } from "./stores/global/commitment-store.js";
 export type {
   ConversationBinding,
   ConversationBindingStore,
+  NewConversationBinding,
 } from "./stores/global/conversation-binding-store.js";
 export type {
   Conversation,
   ConversationAddress,
+  ConversationListOptions,
   ConversationStore,
 } from "./stores/global/conversation-store.js";
 export type { CronJob, CronRunLog } from "./stores/global/cron-rows.js";

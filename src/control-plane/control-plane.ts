@@ -8,6 +8,15 @@ import type {
   ReplicaReport,
 } from "../stores/global/agent-lease-rows.js";
 import type {
+  ConversationBinding,
+  NewConversationBinding,
+} from "../stores/global/conversation-binding-rows.js";
+import type {
+  Conversation,
+  ConversationAddress,
+  ConversationListOptions,
+} from "../stores/global/conversation-rows.js";
+import type {
   ClaimedCronJob,
   CronClaimOptions,
   CronJob,
@@ -65,6 +74,10 @@ export type {
   AgentLease,
   ClaimedCronJob,
   ClaimedDelivery,
+  Conversation,
+  ConversationAddress,
+  ConversationBinding,
+  ConversationListOptions,
   CronClaimOptions,
   CronJob,
   CronJobDefinition,
@@ -81,6 +94,7 @@ export type {
   MediaInfo,
   MediaListOptions,
   MediaPutOptions,
+  NewConversationBinding,
   NewDeliveryEntry,
   NewTaskRun,
   PageOptions,
@@ -376,6 +390,42 @@ export interface ControlPlaneMedia {
   list(subdir: string, options?: MediaListOptions): Promise<MediaInfo[]>;
 }
 
+/**
+ * Conversations, with the semantics of `ConversationStore` on either backend: one stable id per
+ * platform address. A resolve is one upsert, so hosts resolving a new address at once share an id.
+ */
+export interface ControlPlaneConversations {
+  /** The id of the conversation at `address`, created on first sight; same address, same id. */
+  resolve(address: ConversationAddress): Promise<Conversation>;
+  get(conversationId: string): Promise<Conversation | undefined>;
+  /** Most recently seen first (ties by id), optionally of one channel; `before` pages on. */
+  list(options?: ConversationListOptions): Promise<Conversation[]>;
+}
+
+/**
+ * Which session a conversation is routed to, with the semantics of `ConversationBindingStore` on
+ * either backend. A bind resolves (or checks) its conversation and writes the binding in one
+ * transaction; the binding is one upsert, so of hosts switching one binding the last stands whole.
+ */
+export interface ControlPlaneConversationBindings {
+  /** Binds, replacing any binding under the same key (E_NOT_FOUND: no such `conversationRef`). */
+  bind(binding: NewConversationBinding): Promise<ConversationBinding>;
+  /** The live binding under `bindingKey`. */
+  get(bindingKey: string): Promise<ConversationBinding | undefined>;
+  /** Removes the binding, expired or not; true when there was one. */
+  unbind(bindingKey: string): Promise<boolean>;
+  /** Live bindings that route to a session, oldest first (ties by binding key). */
+  listBySession(
+    targetSessionKey: string,
+    options?: { limit?: number },
+  ): Promise<ConversationBinding[]>;
+  /** Live bindings made for a conversation, oldest first (ties by binding key). */
+  listByConversation(
+    conversationRef: string,
+    options?: { limit?: number },
+  ): Promise<ConversationBinding[]>;
+}
+
 export interface ControlPlane {
   readonly backend: "sqlite" | "postgres";
   readonly queue: ControlPlaneQueue;
@@ -386,6 +436,8 @@ export interface ControlPlane {
   readonly pluginState: ControlPlanePluginState;
   readonly pluginBlobs: ControlPlanePluginBlobs;
   readonly media: ControlPlaneMedia;
+  readonly conversations: ControlPlaneConversations;
+  readonly conversationBindings: ControlPlaneConversationBindings;
   /**
    * Deletes every row whose `expires_at` is at or before `now` (default: the clock's now), in each
    * control-plane table that has the column: expired rows are hidden from reads at once, and

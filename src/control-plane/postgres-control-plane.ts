@@ -1,6 +1,8 @@
 import pg from "pg";
 import { checkInteger } from "../stores/checks.js";
 import type { ControlPlane, PostgresControlPlaneOptions } from "./control-plane.js";
+import { PgConversationBindings } from "./pg-conversation-bindings.js";
+import { PgConversations } from "./pg-conversations.js";
 import { CRON_CHANNEL, PgCron } from "./pg-cron.js";
 import { pgSweepExpired } from "./pg-expiry.js";
 import { PgLeases } from "./pg-leases.js";
@@ -67,6 +69,7 @@ export async function openPostgresControlPlane(
   const queue = new PgQueue(pool, clock, signal, listening, options.queue ?? {}, (fence) =>
     leases.fenceLost(fence),
   );
+  const conversations = new PgConversations(pool, clock);
   return Object.freeze({
     backend: "postgres" as const,
     queue,
@@ -77,6 +80,8 @@ export async function openPostgresControlPlane(
     pluginState: new PgPluginState(pool, clock),
     pluginBlobs: new PgPluginBlobs(pool, clock),
     media: new PgMedia(pool, clock),
+    conversations,
+    conversationBindings: new PgConversationBindings(pool, clock, conversations),
     sweepExpired: (now = clock()) => pgSweepExpired(pool, now),
     close: async () => {
       await listener.close();

@@ -1,6 +1,8 @@
 import { openStateHome, type StateHome } from "../home.js";
 import { type Clock, checkInteger } from "../stores/checks.js";
 import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
+import { ConversationBindingStore } from "../stores/global/conversation-binding-store.js";
+import { ConversationStore } from "../stores/global/conversation-store.js";
 import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
 import { sweepExpired } from "../stores/global/expiry.js";
@@ -12,6 +14,8 @@ import { TaskStore } from "../stores/global/task-store.js";
 import { checkRetention, pruneReceipts } from "../stores/retention.js";
 import type {
   ControlPlane,
+  ControlPlaneConversationBindings,
+  ControlPlaneConversations,
   ControlPlaneCron,
   ControlPlaneCronOptions,
   ControlPlaneLeases,
@@ -48,11 +52,37 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     pluginState: sqlitePluginState(new PluginStateStore((home as StateHome).db, { clock })),
     pluginBlobs: sqlitePluginBlobs(new PluginBlobStore((home as StateHome).db, { clock })),
     media: sqliteMedia(new MediaStore((home as StateHome).db, { clock })),
+    conversations: sqliteConversations(new ConversationStore((home as StateHome).db, { clock })),
+    conversationBindings: sqliteConversationBindings(
+      new ConversationBindingStore((home as StateHome).db, { clock }),
+    ),
     sweepExpired: async (now = clock()) => sweepExpired((home as StateHome).db, now),
     close: async () => {
       if (owned) (home as StateHome).close();
     },
   });
+}
+
+/** `ConversationStore` as it is: a resolve is one upsert under SQLite's write lock. */
+function sqliteConversations(store: ConversationStore): ControlPlaneConversations {
+  return Object.freeze({
+    resolve: async (address) => store.resolve(address),
+    get: async (conversationId) => store.get(conversationId),
+    list: async (options) => store.list(options),
+  } satisfies ControlPlaneConversations);
+}
+
+/** `ConversationBindingStore` as it is: a bind is one write transaction. */
+function sqliteConversationBindings(
+  store: ConversationBindingStore,
+): ControlPlaneConversationBindings {
+  return Object.freeze({
+    bind: async (binding) => store.bind(binding),
+    get: async (bindingKey) => store.get(bindingKey),
+    unbind: async (bindingKey) => store.unbind(bindingKey),
+    listBySession: async (sessionKey, options) => store.listBySession(sessionKey, options),
+    listByConversation: async (ref, options) => store.listByConversation(ref, options),
+  } satisfies ControlPlaneConversationBindings);
 }
 
 function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueOptions) {

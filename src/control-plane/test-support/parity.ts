@@ -53,7 +53,8 @@ export async function storedRows(
 ): Promise<Record<string, unknown>[]> {
   const hex = (row: Record<string, unknown>) => {
     const out = { ...row };
-    for (const column of bytes) out[column] = Buffer.from(row[column] as Uint8Array).toString("hex");
+    for (const column of bytes)
+      out[column] = Buffer.from(row[column] as Uint8Array).toString("hex");
     return out;
   };
   if (backend === "sqlite") {
