@@ -51,6 +51,7 @@ export type {
   ControlPlaneConversations,
   ControlPlaneCron,
   ControlPlaneCronOptions,
+  ControlPlaneFlows,
   ControlPlaneLeases,
   ControlPlaneMedia,
   ControlPlanePluginBlobs,
@@ -307,7 +308,12 @@ export type {
   UnknownPolicy,
 } from "./stores/global/delivery-queue-store.js";
 export type { SweepReport } from "./stores/global/expiry.js";
-export type { FlowStore } from "./stores/global/flow-store.js";
+export type {
+  FlowRun,
+  FlowStore,
+  FlowUpdate,
+  NewFlowRun,
+} from "./stores/global/flow-store.js";
 export type { GlobalStores } from "./stores/global/global-stores.js";
 export type {
   Media,

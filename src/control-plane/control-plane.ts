@@ -40,6 +40,7 @@ import type {
   UnknownPolicy,
 } from "../stores/global/delivery-queue-store.js";
 import type { SweepReport } from "../stores/global/expiry.js";
+import type { FlowRun, FlowUpdate, NewFlowRun } from "../stores/global/flow-rows.js";
 import type {
   Media,
   MediaInfo,
@@ -65,7 +66,7 @@ import type {
 } from "../stores/global/subagent-run-rows.js";
 import type { TaskDelivery, TaskDeliveryUpdate } from "../stores/global/task-delivery-rows.js";
 import type { NewTaskRun, TaskRecord, TaskRun } from "../stores/global/task-rows.js";
-import type { TaskDeliveryStatus, TaskStatus } from "../stores/global/task-states.js";
+import type { FlowStatus, TaskDeliveryStatus, TaskStatus } from "../stores/global/task-states.js";
 import type { TaskTransitionOptions } from "../stores/global/task-transitions.js";
 import type { JsonValue } from "../stores/json.js";
 import type { RetentionOptions } from "../stores/retention.js";
@@ -88,6 +89,9 @@ export type {
   CronRunLog,
   DeliveryEntry,
   FailOptions,
+  FlowRun,
+  FlowStatus,
+  FlowUpdate,
   LeaseFence,
   LeaseStatus,
   Media,
@@ -96,6 +100,7 @@ export type {
   MediaPutOptions,
   NewConversationBinding,
   NewDeliveryEntry,
+  NewFlowRun,
   NewTaskRun,
   PageOptions,
   PluginBlob,
@@ -426,6 +431,27 @@ export interface ControlPlaneConversationBindings {
   ): Promise<ConversationBinding[]>;
 }
 
+/**
+ * Multi-step task flows, with the semantics of `FlowStore` on either backend. `transition` and
+ * `update` read, check (`expectedRevision`, then `FLOW_TRANSITIONS`) and write with the row locked,
+ * so of hosts moving one flow at once each sees the one before's move.
+ */
+export interface ControlPlaneFlows {
+  /** Creates a flow (E_CONFLICT if its id exists). */
+  create(flow: NewFlowRun): Promise<FlowRun>;
+  get(flowId: string): Promise<FlowRun | undefined>;
+  /** Moves a flow to `to` if `FLOW_TRANSITIONS` allows it (else E_CONFLICT); bumps the revision. */
+  transition(flowId: string, to: FlowStatus, update?: FlowUpdate): Promise<FlowRun>;
+  /** Changes a flow's step or record without changing its status; bumps the revision. */
+  update(flowId: string, update: FlowUpdate): Promise<FlowRun>;
+  /** Deletes a flow; false when there was none. */
+  delete(flowId: string): Promise<boolean>;
+  /** Flows in one status, oldest first (ties by flow id). */
+  listByStatus(status: FlowStatus, options?: { limit?: number }): Promise<FlowRun[]>;
+  /** Flows of one owner, oldest first (ties by flow id). */
+  listByOwner(ownerKey: string, options?: { limit?: number }): Promise<FlowRun[]>;
+}
+
 export interface ControlPlane {
   readonly backend: "sqlite" | "postgres";
   readonly queue: ControlPlaneQueue;
@@ -438,6 +464,7 @@ export interface ControlPlane {
   readonly media: ControlPlaneMedia;
   readonly conversations: ControlPlaneConversations;
   readonly conversationBindings: ControlPlaneConversationBindings;
+  readonly flows: ControlPlaneFlows;
   /**
    * Deletes every row whose `expires_at` is at or before `now` (default: the clock's now), in each
    * control-plane table that has the column: expired rows are hidden from reads at once, and

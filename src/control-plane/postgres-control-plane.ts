@@ -5,6 +5,7 @@ import { PgConversationBindings } from "./pg-conversation-bindings.js";
 import { PgConversations } from "./pg-conversations.js";
 import { CRON_CHANNEL, PgCron } from "./pg-cron.js";
 import { pgSweepExpired } from "./pg-expiry.js";
+import { PgFlows } from "./pg-flows.js";
 import { PgLeases } from "./pg-leases.js";
 import { PgListener } from "./pg-listener.js";
 import { PgMedia } from "./pg-media.js";
@@ -82,6 +83,7 @@ export async function openPostgresControlPlane(
     media: new PgMedia(pool, clock),
     conversations,
     conversationBindings: new PgConversationBindings(pool, clock, conversations),
+    flows: new PgFlows(pool, clock),
     sweepExpired: (now = clock()) => pgSweepExpired(pool, now),
     close: async () => {
       await listener.close();

@@ -6,6 +6,7 @@ import { ConversationStore } from "../stores/global/conversation-store.js";
 import { CronStore } from "../stores/global/cron-store.js";
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
 import { sweepExpired } from "../stores/global/expiry.js";
+import { FlowStore } from "../stores/global/flow-store.js";
 import { MediaStore } from "../stores/global/media-store.js";
 import { PluginBlobStore } from "../stores/global/plugin-blob-store.js";
 import { PluginStateStore } from "../stores/global/plugin-state-store.js";
@@ -18,6 +19,7 @@ import type {
   ControlPlaneConversations,
   ControlPlaneCron,
   ControlPlaneCronOptions,
+  ControlPlaneFlows,
   ControlPlaneLeases,
   ControlPlaneMedia,
   ControlPlanePluginBlobs,
@@ -56,6 +58,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     conversationBindings: sqliteConversationBindings(
       new ConversationBindingStore((home as StateHome).db, { clock }),
     ),
+    flows: sqliteFlows(new FlowStore((home as StateHome).db, { clock })),
     sweepExpired: async (now = clock()) => sweepExpired((home as StateHome).db, now),
     close: async () => {
       if (owned) (home as StateHome).close();
@@ -83,6 +86,19 @@ function sqliteConversationBindings(
     listBySession: async (sessionKey, options) => store.listBySession(sessionKey, options),
     listByConversation: async (ref, options) => store.listByConversation(ref, options),
   } satisfies ControlPlaneConversationBindings);
+}
+
+/** `FlowStore` as it is: a change is one write transaction, which hosts on a home share. */
+function sqliteFlows(store: FlowStore): ControlPlaneFlows {
+  return Object.freeze({
+    create: async (flow) => store.create(flow),
+    get: async (flowId) => store.get(flowId),
+    transition: async (flowId, to, update) => store.transition(flowId, to, update),
+    update: async (flowId, update) => store.update(flowId, update),
+    delete: async (flowId) => store.delete(flowId),
+    listByStatus: async (status, options) => store.listByStatus(status, options),
+    listByOwner: async (ownerKey, options) => store.listByOwner(ownerKey, options),
+  } satisfies ControlPlaneFlows);
 }
 
 function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueOptions) {

@@ -36,3 +36,22 @@ CREATE INDEX current_conversation_bindings_expiry ON current_conversation_bindin
 CREATE INDEX current_conversation_bindings_conversation
   ON current_conversation_bindings (conversation_ref)
   WHERE conversation_ref IS NOT NULL;
+
+-- Multi-step task flows, as flow_runs in the global SQLite schema (0002_control_plane.sql): same
+-- columns, status check and indexes; the record stays TEXT, byte-exact.
+CREATE TABLE flow_runs (
+  flow_id TEXT COLLATE "C" PRIMARY KEY,
+  owner_key TEXT COLLATE "C" NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'waiting', 'blocked', 'succeeded',
+    'failed', 'cancelled', 'lost')),
+  goal TEXT NOT NULL,
+  current_step TEXT,
+  revision INTEGER NOT NULL DEFAULT 1,
+  record_json TEXT NOT NULL DEFAULT '{}',
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  ended_at BIGINT
+);
+
+CREATE INDEX flow_runs_status ON flow_runs (status, created_at);
+CREATE INDEX flow_runs_owner ON flow_runs (owner_key);
