@@ -47,6 +47,7 @@ export type {
   AgentLease,
   ClaimedCronJob,
   ControlPlane,
+  ControlPlaneCommitments,
   ControlPlaneConversationBindings,
   ControlPlaneConversations,
   ControlPlaneCron,
@@ -280,7 +281,12 @@ export {
 export type { DailyUsage, UsageQuery, UsageRange } from "./stores/agent/usage-query.js";
 export type { VfsStat } from "./stores/agent/vfs-resolver.js";
 export type { VfsStore, VirtualAgentFs } from "./stores/agent/vfs-store.js";
-export type { CommitmentStore } from "./stores/global/commitment-store.js";
+export type {
+  Commitment,
+  CommitmentStatus,
+  CommitmentStore,
+  NewCommitment,
+} from "./stores/global/commitment-store.js";
 export type {
   ConversationBinding,
   ConversationBindingStore,

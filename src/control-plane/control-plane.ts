@@ -8,6 +8,11 @@ import type {
   ReplicaReport,
 } from "../stores/global/agent-lease-rows.js";
 import type {
+  Commitment,
+  CommitmentStatus,
+  NewCommitment,
+} from "../stores/global/commitment-rows.js";
+import type {
   ConversationBinding,
   NewConversationBinding,
 } from "../stores/global/conversation-binding-rows.js";
@@ -75,6 +80,8 @@ export type {
   AgentLease,
   ClaimedCronJob,
   ClaimedDelivery,
+  Commitment,
+  CommitmentStatus,
   Conversation,
   ConversationAddress,
   ConversationBinding,
@@ -98,6 +105,7 @@ export type {
   MediaInfo,
   MediaListOptions,
   MediaPutOptions,
+  NewCommitment,
   NewConversationBinding,
   NewDeliveryEntry,
   NewFlowRun,
@@ -452,6 +460,28 @@ export interface ControlPlaneFlows {
   listByOwner(ownerKey: string, options?: { limit?: number }): Promise<FlowRun[]>;
 }
 
+/**
+ * Commitments, with the semantics of `CommitmentStore` on either backend. Every write is one
+ * statement, so of racing writers to one id the last stands whole.
+ */
+export interface ControlPlaneCommitments {
+  /** Writes the commitment whole, replacing any earlier one with its id. */
+  upsert(commitment: NewCommitment): Promise<Commitment>;
+  get(id: string): Promise<Commitment | undefined>;
+  /** Sets its status (E_NOT_FOUND without it). */
+  setStatus(id: string, status: CommitmentStatus): Promise<Commitment>;
+  /** Deletes a commitment; false when there was none. */
+  delete(id: string): Promise<boolean>;
+  /** Pending commitments whose window has opened by `now` (default: the clock's), earliest first. */
+  listDue(now?: number, options?: { limit?: number }): Promise<Commitment[]>;
+  /** Every commitment of one agent session, earliest due first (ties by id). */
+  listBySession(
+    agentId: string,
+    sessionKey: string,
+    options?: { limit?: number },
+  ): Promise<Commitment[]>;
+}
+
 export interface ControlPlane {
   readonly backend: "sqlite" | "postgres";
   readonly queue: ControlPlaneQueue;
@@ -465,6 +495,7 @@ export interface ControlPlane {
   readonly conversations: ControlPlaneConversations;
   readonly conversationBindings: ControlPlaneConversationBindings;
   readonly flows: ControlPlaneFlows;
+  readonly commitments: ControlPlaneCommitments;
   /**
    * Deletes every row whose `expires_at` is at or before `now` (default: the clock's now), in each
    * control-plane table that has the column: expired rows are hidden from reads at once, and

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { checkInteger } from "../stores/checks.js";
 import type { ControlPlane, PostgresControlPlaneOptions } from "./control-plane.js";
+import { PgCommitments } from "./pg-commitments.js";
 import { PgConversationBindings } from "./pg-conversation-bindings.js";
 import { PgConversations } from "./pg-conversations.js";
 import { CRON_CHANNEL, PgCron } from "./pg-cron.js";
@@ -84,6 +85,7 @@ export async function openPostgresControlPlane(
     conversations,
     conversationBindings: new PgConversationBindings(pool, clock, conversations),
     flows: new PgFlows(pool, clock),
+    commitments: new PgCommitments(pool, clock),
     sweepExpired: (now = clock()) => pgSweepExpired(pool, now),
     close: async () => {
       await listener.close();

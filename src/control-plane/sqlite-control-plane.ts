@@ -1,6 +1,7 @@
 import { openStateHome, type StateHome } from "../home.js";
 import { type Clock, checkInteger } from "../stores/checks.js";
 import { AgentLeaseStore } from "../stores/global/agent-lease-store.js";
+import { CommitmentStore } from "../stores/global/commitment-store.js";
 import { ConversationBindingStore } from "../stores/global/conversation-binding-store.js";
 import { ConversationStore } from "../stores/global/conversation-store.js";
 import { CronStore } from "../stores/global/cron-store.js";
@@ -15,6 +16,7 @@ import { TaskStore } from "../stores/global/task-store.js";
 import { checkRetention, pruneReceipts } from "../stores/retention.js";
 import type {
   ControlPlane,
+  ControlPlaneCommitments,
   ControlPlaneConversationBindings,
   ControlPlaneConversations,
   ControlPlaneCron,
@@ -59,6 +61,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
       new ConversationBindingStore((home as StateHome).db, { clock }),
     ),
     flows: sqliteFlows(new FlowStore((home as StateHome).db, { clock })),
+    commitments: sqliteCommitments(new CommitmentStore((home as StateHome).db, { clock })),
     sweepExpired: async (now = clock()) => sweepExpired((home as StateHome).db, now),
     close: async () => {
       if (owned) (home as StateHome).close();
@@ -99,6 +102,19 @@ function sqliteFlows(store: FlowStore): ControlPlaneFlows {
     listByStatus: async (status, options) => store.listByStatus(status, options),
     listByOwner: async (ownerKey, options) => store.listByOwner(ownerKey, options),
   } satisfies ControlPlaneFlows);
+}
+
+/** `CommitmentStore` as it is: each write is one statement under SQLite's write lock. */
+function sqliteCommitments(store: CommitmentStore): ControlPlaneCommitments {
+  return Object.freeze({
+    upsert: async (commitment) => store.upsert(commitment),
+    get: async (id) => store.get(id),
+    setStatus: async (id, status) => store.setStatus(id, status),
+    delete: async (id) => store.delete(id),
+    listDue: async (now, options) => store.listDue(now, options),
+    listBySession: async (agentId, sessionKey, options) =>
+      store.listBySession(agentId, sessionKey, options),
+  } satisfies ControlPlaneCommitments);
 }
 
 function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueOptions) {

@@ -55,3 +55,20 @@ CREATE TABLE flow_runs (
 
 CREATE INDEX flow_runs_status ON flow_runs (status, created_at);
 CREATE INDEX flow_runs_owner ON flow_runs (owner_key);
+
+-- Commitments, as commitments in the global SQLite schema (0002_control_plane.sql): same columns
+-- and indexes (the due index's predicate a literal, as listDue writes it); the record stays TEXT.
+CREATE TABLE commitments (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  agent_id TEXT COLLATE "C" NOT NULL,
+  session_key TEXT COLLATE "C" NOT NULL,
+  channel TEXT NOT NULL,
+  status TEXT NOT NULL,
+  due_earliest_at BIGINT NOT NULL,
+  due_latest_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  record_json TEXT NOT NULL DEFAULT '{}'
+);
+
+CREATE INDEX commitments_scope ON commitments (agent_id, session_key, status, due_earliest_at);
+CREATE INDEX commitments_due ON commitments (due_earliest_at) WHERE status = 'pending';
