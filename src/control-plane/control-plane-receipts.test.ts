@@ -158,6 +158,22 @@ describe.each(BACKENDS)("control plane on %s: delivery receipts", (backend) => {
     await sameRows();
   });
 
+  it("queues a delivery for a known conversation and refuses an unknown one, as SQLite's key does", async () => {
+    const { cp, count } = await setup();
+    const { conversationId } = await cp.conversations.resolve({
+      channel: "telegram",
+      peerId: "42",
+    });
+    const entry = await cp.queue.enqueue("out", { id: "c", payload: 1, conversationId });
+    expect(entry.conversationId).toBe(conversationId);
+    const found = await cp.queue.receipts({ conversationId });
+    expect(found.map((e) => e.id)).toEqual(["c"]);
+    await expect(
+      cp.queue.enqueue("out", { id: "d", payload: 1, conversationId: "nope" }),
+    ).rejects.toMatchObject({ code: "E_CONSTRAINT" });
+    expect(await count("delivery_queue_entries")).toBe(1);
+  });
+
   it("lists, resolves and reconciles unknown sends exactly as DeliveryQueueStore", async () => {
     const policy: UnknownPolicy = (entry) =>
       entry.id === "u3" ? "resend" : entry.id === "u4" ? "drop" : "keep";

@@ -70,12 +70,6 @@ export class PgQueue implements ControlPlaneQueue {
     const { fence } = checkOptions(options, ["fence"], "queue.enqueue");
     const now = this.clock();
     const params = enqueueParams(checkQueue(queue), entry, now);
-    if (params.conversationId !== null) {
-      throw new StateError(
-        "E_UNSUPPORTED",
-        "conversationId needs the conversations table, which is not on PostgreSQL yet",
-      );
-    }
     const checked = fence === undefined ? undefined : checkFence(fence);
     const rows = checked
       ? await query<DeliveryQueueRow>(this.pool, SQL.fencedInsert, {
