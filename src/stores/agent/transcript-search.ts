@@ -66,9 +66,10 @@ interface PendingRow {
  *
  * Never stale: events are indexed behind a watermark, not in their append, so a search first
  * takes in what is pending, in the snapshot of its MATCH. The few dozen events a writer leaves
- * unindexed are matched in JS (pending-match.ts), scored by bm25 among themselves, and merged
- * with the indexed hits; a longer backlog is indexed first, in the transaction of the MATCH (a
- * read-only connection, which cannot write, matches the whole backlog itself).
+ * unindexed are matched in JS (pending-match.ts), scored by FTS5's bm25 with the index's own
+ * figures (as if they were indexed), and merged with the indexed hits; a longer backlog is indexed
+ * first, in the transaction of the MATCH (a read-only connection, which cannot write, matches the
+ * whole backlog itself).
  *
  * Cold sessions are searched too, in their own index (`cold_fts`, see ColdStore): the best hits of
  * both indexes are merged by score. bm25 depends on the statistics of the index it ranks in, so a
@@ -94,12 +95,12 @@ export class TranscriptSearch {
     private readonly cold: ColdStore = new ColdStore(db, agentId, index),
   ) {
     this.index = index;
-    // The best `limit` index rows first, by FTS5's own rank ordering; only those are joined to
-    // their events. Joining first read the JSON of every matching event before the sort. Rows a
-    // move left behind have no event (agent/0015_cold_unindex_later.sql): kept out of the limit.
-    // Sorted by SQLite on bm25(), not by FTS5's `ORDER BY rank`: asked for its `rank` column,
-    // FTS5's sorted scan seeks every returned row's postings again (measured at 200,000 events: a
-    // typical query 450 µs with the scores that way, 300 µs this way).
+    // The best `limit` index rows first, by bm25; only those are joined to their events (joining
+    // first read the JSON of every matching event before the sort). Rows a move left behind have
+    // no event (agent/0015_cold_unindex_later.sql): kept out of the limit. Sorted by SQLite on
+    // bm25(), not by FTS5's `ORDER BY rank`: asked for its `rank` column, FTS5's sorted scan seeks
+    // every returned row's postings again (measured at 200,000 events: a typical query 450 µs
+    // with the scores that way, 300 µs this way).
     this.all = db.prepareOnUse(
       `SELECT s.session_id, e.seq, e.event_json, f.score FROM
          (SELECT rowid, bm25(transcript_fts) AS score FROM transcript_fts
