@@ -155,13 +155,16 @@ export class TranscriptSearch {
     // text: indexing them first (one FTS5 segment written and committed) cost more than the
     // search itself. A longer backlog (another writer's, or an upgrade's) is indexed first.
     const read = () => this.matchIndexed(match, sessionId, limit);
+    const waiting = this.db.readonly ? undefined : this.index.unindexed();
     const rows =
-      this.db.readonly || this.index.unindexed() < INDEX_PENDING_LIMIT
-        ? this.db.snapshot(() => this.withPending(read(), match, sessionId, limit))
-        : this.db.tx(() => {
-            this.index.indexPending();
-            return read();
-          });
+      waiting === 0
+        ? read()
+        : waiting === undefined || waiting < INDEX_PENDING_LIMIT
+          ? this.db.snapshot(() => this.withPending(read(), match, sessionId, limit))
+          : this.db.tx(() => {
+              this.index.indexPending();
+              return read();
+            });
     const terms = searchTerms(query);
     return rows.map((row) => this.toHit(row, terms));
   }
@@ -226,14 +229,9 @@ export class TranscriptSearch {
     // Most searches match none of the waiting events: ruled out on their held text, or on their
     // row's raw JSON, no event is parsed. The scores need them all (the batch's lengths).
     const tokens = requiredTokens(match);
-    const maybe = pending.some((row) => {
-      const held = this.index.heldText(row.id);
-      return held === undefined ? mayHold(row.event_json, tokens) : mayHold(held, tokens);
-    });
-    if (!maybe) return indexed;
-    const texts = pending.map(
-      (row) => this.index.heldText(row.id) ?? indexedText(JSON.parse(row.event_json)),
-    );
+    const held = pending.map((row) => this.index.heldText(row.id));
+    if (!pending.some((row, i) => mayHold(held[i] ?? row.event_json, tokens))) return indexed;
+    const texts = pending.map((row, i) => held[i] ?? indexedText(JSON.parse(row.event_json)));
     const scores = scoreDocuments(texts, match, this.indexFigures());
     const found = pending.flatMap((row, i) => {
       const score = scores[i];
