@@ -1,3 +1,4 @@
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { descriptorsOn } from "../test-support/descriptors.js";
@@ -80,5 +81,31 @@ describe("WalKeeper", () => {
       keeper.dropAll();
       for (const writer of writers) writer.close();
     }
+  });
+});
+
+describe("WalKeeper: holding a file", () => {
+  it("holds a file from activate on, before any round: the writer's close leaves the WAL to the keeper, whose close copies it back", () => {
+    const path = join(tempDir(), "agent.sqlite");
+    const writer = openRawSqlite(path);
+    writer.pragma("journal_mode = WAL");
+    writer.pragma("wal_autocheckpoint = 0");
+    writer.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)");
+    const insert = writer.prepare("INSERT INTO t (body) VALUES (?)");
+    for (let i = 0; i < 50; i++) insert.run(`row ${i}`);
+    const walBytes = statSync(`${path}-wal`).size;
+    expect(walBytes).toBeGreaterThan(0);
+
+    const keeper = new WalKeeper({ idleMs: 3000 });
+    keeper.activate(path, driverFactory(chooseDriver()), 0);
+    writer.close();
+    // Not the last connection: SQLite neither copied the WAL back nor removed it.
+    expect(statSync(`${path}-wal`).size).toBe(walBytes);
+
+    keeper.drop(path);
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const reader = openRawSqlite(path, { fileMustExist: true, readonly: true });
+    expect(reader.prepare("SELECT count(*) AS n FROM t").get()).toEqual({ n: 50 });
+    reader.close();
   });
 });

@@ -44,21 +44,41 @@ const CATCH_UP_BUSY_MS = 20;
  */
 const MAX_VACUUM_REFUSALS = 8;
 
-interface Kept {
-  readonly driver: SqlDriver;
-  readonly frameBytes: number;
+/**
+ * What a round needs of a kept database. Prepared at its first round, not when the thread takes
+ * the file: a checkpoint pragma makes SQLite parse the whole schema (about half a millisecond for
+ * an agent database), and a file handed off at an eviction is usually let go before any round.
+ */
+interface KeptStatements {
   readonly passive: SqlStatement<CheckpointRow>;
   readonly truncate: SqlStatement<CheckpointRow>;
   /** Only an incremental database can give its free pages back in steps. */
   readonly incremental: boolean;
   readonly pageSize: number;
-  /** Read every quiet round: prepared once. */
   readonly freePages: SqlStatement<{ freelist_count: number }>;
+}
+
+interface Kept {
+  readonly driver: SqlDriver;
+  statements: KeptStatements | undefined;
   activeAt: number;
   restartAfter: number;
   refusals: number;
   vacuumAfter: number;
   vacuumRefusals: number;
+}
+
+function prepareStatements(driver: SqlDriver): KeptStatements {
+  const space = readFreeSpace(driver);
+  const checkpoint = (mode: string) =>
+    driver.prepare<CheckpointRow>(`PRAGMA wal_checkpoint(${mode})`);
+  return {
+    passive: checkpoint("PASSIVE"),
+    truncate: checkpoint("TRUNCATE"),
+    incremental: space.autoVacuum === "incremental",
+    pageSize: space.pageSize,
+    freePages: driver.prepare("PRAGMA freelist_count"),
+  };
 }
 
 /**
@@ -128,17 +148,12 @@ export class WalKeeper {
     try {
       // Also the longest a vacuum step waits for the write lock: it must never stall.
       driver.exec(`PRAGMA busy_timeout = ${CATCH_UP_BUSY_MS}`);
-      const space = readFreeSpace(driver);
-      const checkpoint = (mode: string) =>
-        driver.prepare<CheckpointRow>(`PRAGMA wal_checkpoint(${mode})`);
+      // A first read opens the WAL and takes the shared lock a WAL connection keeps: from now on
+      // the writer's close is not the file's last. The header cookie needs no schema.
+      driver.prepare("PRAGMA user_version").get();
       this.kept.set(path, {
         driver,
-        frameBytes: space.pageSize + 24,
-        passive: checkpoint("PASSIVE"),
-        truncate: checkpoint("TRUNCATE"),
-        incremental: space.autoVacuum === "incremental",
-        pageSize: space.pageSize,
-        freePages: driver.prepare("PRAGMA freelist_count"),
+        statements: undefined,
         activeAt: now,
         restartAfter: 0,
         refusals: 0,
@@ -194,17 +209,19 @@ export class WalKeeper {
    * cuts a grown file back once the writer has gone quiet, and gives free pages back after that.
    */
   private keep(path: string, kept: Kept, now: number): boolean {
-    const passive = kept.passive.get();
+    kept.statements ??= prepareStatements(kept.driver);
+    const statements = kept.statements;
+    const passive = statements.passive.get();
     const caughtUp =
       passive !== undefined && passive.busy === 0 && passive.log === passive.checkpointed;
     const quiet = now - kept.activeAt >= QUIET_MS;
     if (caughtUp && quiet && walFileBytes(path) > this.restartFrom && now >= kept.restartAfter) {
-      const cut = kept.truncate.get();
+      const cut = statements.truncate.get();
       kept.refusals = cut?.busy === 0 ? 0 : kept.refusals + 1;
       kept.restartAfter = now + retryDelayMs(kept.refusals);
       return false;
     }
-    if (caughtUp && quiet && this.vacuumOwed(kept)) {
+    if (caughtUp && quiet && this.vacuumOwed(kept, statements)) {
       if (now >= kept.vacuumAfter) this.vacuumStep(kept, now);
       return false;
     }
@@ -212,10 +229,10 @@ export class WalKeeper {
   }
 
   /** Whether the freelist is worth a step, and steps are not being refused over and over. */
-  private vacuumOwed(kept: Kept): boolean {
-    if (!kept.incremental || kept.vacuumRefusals >= MAX_VACUUM_REFUSALS) return false;
-    const free = kept.freePages.get()?.freelist_count ?? 0;
-    return free * kept.pageSize > this.vacuumFrom;
+  private vacuumOwed(kept: Kept, statements: KeptStatements): boolean {
+    if (!statements.incremental || kept.vacuumRefusals >= MAX_VACUUM_REFUSALS) return false;
+    const free = statements.freePages.get()?.freelist_count ?? 0;
+    return free * statements.pageSize > this.vacuumFrom;
   }
 
   /**
