@@ -71,6 +71,13 @@ export class ClusterHome extends StateHome {
     return this.replicator.pid;
   }
 
+  /** Whether some host has replicated the agent: it exists in the cluster, if not here. */
+  hasReplica(agentId: string): boolean {
+    return (
+      latestReplicaEpoch(this.cluster.replicas, agentId, Number.MAX_SAFE_INTEGER) !== undefined
+    );
+  }
+
   override agent(agentId: string, options: AgentOpenOptions = {}): AgentState {
     const ownership = this.owned.get(agentId);
     if (ownership === undefined) {

@@ -31,7 +31,8 @@ export interface ClusterOptions {
 
 export type CheckedClusterOptions = Readonly<Required<ClusterOptions>>;
 
-const KEYS = new Set([
+/** The keys of `ClusterOptions`, for callers that read them from elsewhere (a config file). */
+export const CLUSTER_OPTION_KEYS: ReadonlySet<string> = new Set([
   "controlPlane",
   "host",
   "replicas",
@@ -46,7 +47,7 @@ export function checkClusterOptions(options: ClusterOptions): CheckedClusterOpti
   if (typeof options !== "object" || options === null) {
     throw new TypeError("Expected cluster options: { controlPlane, host, replicas }");
   }
-  rejectUnknownOptions(options, KEYS, "openClusterHome({ cluster })");
+  rejectUnknownOptions(options, CLUSTER_OPTION_KEYS, "openClusterHome({ cluster })");
   const leaseMs = checkInteger("leaseMs", options.leaseMs ?? 10_000, 300, 3_600_000);
   return Object.freeze({
     controlPlane: checkText("controlPlane", options.controlPlane, 4096),

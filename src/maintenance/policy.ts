@@ -83,6 +83,8 @@ const configSchema = z.strictObject({
       receiptsPerQueue: count,
     })
     .optional(),
+  // A cluster host's settings: checked where they are used (src/cluster/cluster-config.ts).
+  cluster: z.unknown().optional(),
 });
 
 type FileRules = z.infer<typeof agentRules>;

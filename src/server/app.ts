@@ -1,10 +1,12 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { ClusterHome } from "../cluster/cluster-home.js";
 import type { StateHome } from "../home.js";
 import { StorageCache } from "../status/storage-cache.js";
 import { StorageMeter } from "../status/storage-meter.js";
 import { type AccessOptions, access } from "./auth.js";
 import { ChangeHub, DEFAULT_POLL_MS } from "./change-hub.js";
+import { durableRoutes, ownAgentFirst } from "./cluster-agents.js";
 import type { ServerDeps } from "./deps.js";
 import { ApiError, badRequest, onError } from "./errors.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -107,7 +109,11 @@ export function createApp(options: AppOptions): ServerApp {
           );
         },
       }),
-    )
+    );
+  if (home instanceof ClusterHome) {
+    api.use("/agents/:agentId/*", ownAgentFirst(home)).route("/", durableRoutes(home));
+  }
+  api
     .route("/", agentRoutes(deps))
     .route("/", sessionRoutes(deps))
     .route("/", inboundRoutes(deps))

@@ -18,7 +18,7 @@ import { packageRoot } from "../package-root.js";
 import { renderConversation } from "../render/conversation.js";
 import { outputWidth, shouldColor } from "../render/style.js";
 import { describeSchedule } from "./cron.js";
-import { serveUntilSignal } from "./serve.js";
+import { serveUntilSignal } from "./serve-until-signal.js";
 import { renderStatus } from "./status.js";
 import { renderHits } from "./transcript.js";
 

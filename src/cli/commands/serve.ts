@@ -1,12 +1,11 @@
+import { join } from "node:path";
 import type { Command } from "commander";
+import { loadClusterConfig } from "../../cluster/cluster-config.js";
+import { StateError } from "../../db/errors.js";
 import { type GcSchedule, scheduleGc } from "../../gc/gc-schedule.js";
-import { openStateHome } from "../../home.js";
-import {
-  DEFAULT_HOST,
-  DEFAULT_PORT,
-  type RunningServer,
-  startServer,
-} from "../../server/start-server.js";
+import { openStateHome, resolveHomePath } from "../../home.js";
+import { CONFIG_FILE } from "../../maintenance/policy.js";
+import { DEFAULT_HOST, DEFAULT_PORT, startServer } from "../../server/start-server.js";
 import {
   addExamples,
   addHomeOption,
@@ -15,13 +14,16 @@ import {
   parseInteger,
 } from "../common.js";
 import { summarizeGc } from "./gc-render.js";
+import { CLUSTER_HELP, serveCluster } from "./serve-cluster.js";
+import { serveUntilSignal } from "./serve-until-signal.js";
 
-interface ServeOptions extends HomeOptions {
+export interface ServeOptions extends HomeOptions {
   host: string;
   port: string;
   token?: string;
   write?: boolean;
   maintainEvery?: string;
+  clusterHost?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -41,8 +43,13 @@ export function registerServe(program: Command): void {
     .option("--write", "accept writes (append events, labels, entry patches); read-only without it")
     .option(
       "--maintain-every <duration>",
-      "run gc's work on a timer (30m, 6h, 1d; at least 1s): the maintenance policy of agentstate.json, expired rows, retention, each agent's quick_check; a line per run on stderr",
-    );
+      "run gc's work on a timer (30m, 6h, 1d; at least 1s): the maintenance policy of agentstate.json, expired rows, retention, each agent's quick_check; a line per run on stderr (not on a cluster host)",
+    )
+    .option(
+      "--cluster-host <name>",
+      "this host's name in the cluster (default $AGENTSTATE_HOST, else cluster.host of agentstate.json)",
+    )
+    .addHelpText("after", CLUSTER_HELP);
   addExamples(command, [
     "agentstate serve",
     "agentstate serve --port 0 --write",
@@ -51,6 +58,15 @@ export function registerServe(program: Command): void {
   ]);
   addHomeOption(command);
   command.action(async (options: ServeOptions) => {
+    const homePath = resolveHomePath(options.home);
+    const cluster = loadClusterConfig(homePath, { host: options.clusterHost });
+    if (cluster) return serveCluster({ ...options, home: homePath }, cluster);
+    if (options.clusterHost !== undefined) {
+      throw new StateError(
+        "E_INVALID_ARGUMENT",
+        `--cluster-host needs a cluster section in ${join(homePath, CONFIG_FILE)}`,
+      );
+    }
     const everyMs =
       options.maintainEvery === undefined
         ? undefined
@@ -81,18 +97,5 @@ export function registerServe(program: Command): void {
     await serveUntilSignal(server);
     schedule?.stop();
     home?.close();
-  });
-}
-
-/** Keeps serving until SIGINT or SIGTERM, then closes the server (and its streams) cleanly. */
-export function serveUntilSignal(server: RunningServer): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      server.close().then(resolve, resolve);
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
   });
 }
