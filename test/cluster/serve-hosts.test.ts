@@ -171,6 +171,19 @@ describe("agentstate serve as a cluster host (PostgreSQL, Litestream, real proce
     expect(rows.rows).toEqual([{ owner_host: null, epoch: 2 }]);
   }, 90_000);
 
+  it("says in --help how a home becomes a cluster host", () => {
+    const help = cli(["serve", "--help"]);
+    expect(help.status).toBe(0);
+    for (const text of [
+      "--cluster-host",
+      '"cluster"',
+      "$AGENTSTATE_CONTROL_PLANE",
+      "E_NOT_OWNER",
+    ]) {
+      expect(help.stdout).toContain(text);
+    }
+  });
+
   it("a bad cluster section fails serve with exit 2, naming the file and the key", () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ host: "a", controlPlane: "postgres://x/y", replicas: "r", leaseMs: 5 }, "cluster.leaseMs"],
