@@ -146,6 +146,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
     const url = await freshDatabase();
     const a = await host("a", url, tempDir());
     const agent = await a.openAgent("x");
+    expect([a.serves("x"), a.serves("y")]).toEqual([true, false]);
     agent.transcripts.append("s1", { type: "note", text: "in time" });
     // The control plane goes away: renewals fail, and the deadline runs out by itself.
     await a.controlPlane.close();
@@ -158,6 +159,8 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
       }
     })();
     expect(isStateError(error, "E_LEASE_LOST")).toBe(true);
+    // What serves() answers agrees with the write guard: no request would be served stale.
+    expect(a.serves("x")).toBe(false);
     // A single-statement write outside any transaction is refused too.
     expect(() => agent.kv.set("scope", "key", 1)).toThrow(
       expect.objectContaining({ code: "E_LEASE_LOST" }),

@@ -78,6 +78,22 @@ export class ClusterHome extends StateHome {
     );
   }
 
+  /**
+   * Whether this host serves the agent now: it holds the lease, renewed in the background, and
+   * its local deadline has not passed. A caller that sees true can use `agent()` without a round
+   * trip to the control plane; `openAgent` is still what wins or renews a lease.
+   */
+  serves(agentId: string): boolean {
+    const ownership = this.owned.get(agentId);
+    return (
+      ownership !== undefined &&
+      !ownership.lost &&
+      !ownership.paused &&
+      this.handles.has(agentId) &&
+      Date.now() < ownership.deadline
+    );
+  }
+
   override agent(agentId: string, options: AgentOpenOptions = {}): AgentState {
     const ownership = this.owned.get(agentId);
     if (ownership === undefined) {

@@ -24,12 +24,13 @@ export function ownAgentFirst(home: ClusterHome): MiddlewareHandler {
   return async (c, next) => {
     const { agentId: id } = params(c, agentParams);
     const read = c.req.method === "GET" || c.req.method === "HEAD";
-    if (read && !(await knownInCluster(home, id))) {
+    if (read && !home.serves(id) && !(await knownInCluster(home, id))) {
       throw new StateError("E_NOT_FOUND", `no agent ${id} in this cluster`, {
         details: { agentId: id },
       });
     }
-    await home.openAgent(id);
+    // A held lease is renewed in the background: only an agent not served here asks the server.
+    if (!home.serves(id)) await home.openAgent(id);
     await next();
   };
 }
