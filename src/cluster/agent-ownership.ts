@@ -1,7 +1,8 @@
 import { StateError } from "../db/errors.js";
 import type { AgentLease } from "../stores/global/agent-lease-rows.js";
 import { type LocalCommit, reached, shadowTarget, WalIndexReader } from "./commit-position.js";
-import { replicaPosition } from "./replica-layout.js";
+import { replicaPosition, SegmentLengths } from "./replica-layout.js";
+import type { ReplicaStore } from "./replica-store.js";
 
 const POLL_MS = 50;
 /** Commits awaiting the replica that `replicaLagMs` remembers; past it the newest is replaced. */
@@ -27,10 +28,13 @@ export class AgentOwnership {
   private readonly walIndex: WalIndexReader;
   /** Commits seen at earlier checks and not yet in the replica, oldest first. */
   private readonly unreplicated: Observed[] = [];
+  private readonly segmentLengths = new SegmentLengths();
 
   constructor(
     readonly lease: AgentLease,
     readonly dbPath: string,
+    private readonly store: ReplicaStore,
+    /** This epoch's prefix in the replica store. */
     readonly prefix: string,
     requestedAt: number,
     private readonly leaseMs: number,
@@ -77,14 +81,27 @@ export class AgentOwnership {
   async durable(timeoutMs: number): Promise<void> {
     const commit = this.walIndex.lastCommit();
     const until = Date.now() + timeoutMs;
+    let failure: unknown;
     for (;;) {
-      if (this.inReplica(commit)) return;
+      // A bucket that fails a read (a timeout, a 503) may answer the next one: wait on.
+      const held = await this.inReplica(commit).catch((error: unknown) => {
+        failure = error;
+        return false;
+      });
+      if (held) return;
       if (this.lost) throw this.lostError();
       if (Date.now() >= until) {
         throw new StateError(
           "E_BUSY",
-          `agent ${this.lease.agentId}: the replica did not receive the last commit within ${timeoutMs} ms (${this.prefix})`,
-          { details: { agentId: this.lease.agentId, replica: this.prefix, timeoutMs } },
+          `agent ${this.lease.agentId}: the replica did not receive the last commit within ${timeoutMs} ms (${this.store.describe(this.prefix)})`,
+          {
+            details: {
+              agentId: this.lease.agentId,
+              replica: this.store.describe(this.prefix),
+              timeoutMs,
+            },
+            cause: failure,
+          },
         );
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -97,7 +114,7 @@ export class AgentOwnership {
    * is called (after each lease renewal), so the figure is late by at most one call's interval; a
    * steady writer whose replica keeps up shows about the sync interval, not the time it has written.
    */
-  replicaLagMs(now: number): number {
+  async replicaLagMs(now: number): Promise<number> {
     const last = this.walIndex.lastCommit();
     const newest = this.unreplicated.at(-1)?.commit;
     // An empty WAL (nothing written since the WAL started over) has no commit to wait for.
@@ -108,7 +125,7 @@ export class AgentOwnership {
     }
     while (
       this.unreplicated.length > 0 &&
-      this.inReplica((this.unreplicated[0] as Observed).commit)
+      (await this.inReplica((this.unreplicated[0] as Observed).commit))
     ) {
       this.unreplicated.shift();
     }
@@ -116,9 +133,11 @@ export class AgentOwnership {
     return oldest === undefined ? 0 : now - oldest.at;
   }
 
-  private inReplica(commit: LocalCommit): boolean {
+  private async inReplica(commit: LocalCommit): Promise<boolean> {
     const target = shadowTarget(this.walIndex, commit);
-    return target !== undefined && reached(replicaPosition(this.prefix, target.generation), target);
+    if (target === undefined) return false;
+    const { store, prefix, segmentLengths } = this;
+    return reached(await replicaPosition(store, prefix, target.generation, segmentLengths), target);
   }
 
   private lostError(): StateError {

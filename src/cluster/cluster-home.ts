@@ -16,6 +16,7 @@ import {
 } from "./cluster-options.js";
 import { litestreamBinary } from "./litestream-binary.js";
 import { epochPrefix, latestReplicaEpoch } from "./replica-layout.js";
+import { openReplicaStore, type ReplicaStore } from "./replica-store.js";
 import { Replicator } from "./replicator.js";
 import { restoreAgentDatabase } from "./restore-agent.js";
 
@@ -61,6 +62,7 @@ export class ClusterHome extends StateHome {
     readonly controlPlane: ControlPlane,
     private readonly binary: string,
     private readonly replicator: Replicator,
+    private readonly replicaStore: ReplicaStore,
   ) {
     super(...args);
     this.cluster = cluster;
@@ -154,14 +156,23 @@ export class ClusterHome extends StateHome {
     await this.catchUp(agentId, epoch, dbPath);
     this.kv.set(EPOCH_SCOPE, agentId, epoch);
     const { leaseMs, marginMs } = this.cluster;
-    const prefix = epochPrefix(this.cluster.replicas, agentId, epoch);
-    const ownership = new AgentOwnership(lease, dbPath, prefix, requestedAt, leaseMs, marginMs);
+    const store = this.replicaStore;
+    const prefix = epochPrefix(agentId, epoch);
+    const ownership = new AgentOwnership(
+      lease,
+      dbPath,
+      store,
+      prefix,
+      requestedAt,
+      leaseMs,
+      marginMs,
+    );
     this.owned.set(agentId, ownership);
     const pin = this.pinAgent(agentId);
     pin.agent.db.setWriteGuard(ownership.guard);
     const agent = this.handle(pin.agent, ownership);
     this.handles.set(agentId, { agent, unpin: pin.release });
-    await this.replicator.set(agentId, { path: dbPath, replica: prefix });
+    await this.replicator.set(agentId, { path: dbPath, replica: store.litestreamReplica(prefix) });
     this.startRenewing();
     return agent;
   }
@@ -173,16 +184,17 @@ export class ClusterHome extends StateHome {
    * epoch), and its file may be gone.
    */
   private async catchUp(agentId: string, epoch: number, dbPath: string): Promise<void> {
-    const latest = latestReplicaEpoch(this.cluster.replicas, agentId, epoch + 1);
+    const latest = await latestReplicaEpoch(this.replicaStore, agentId, epoch + 1);
     if (latest === undefined) return;
     const mine = this.kv.get<number>(EPOCH_SCOPE, agentId);
     if (existsSync(dbPath) && mine === latest) return;
     this.closeAgentDatabase(agentId, `agent "${agentId}" was restored from its replica`);
-    await restoreAgentDatabase(
-      this.binary,
-      epochPrefix(this.cluster.replicas, agentId, latest),
-      dbPath,
-    );
+    const prefix = epochPrefix(agentId, latest);
+    await restoreAgentDatabase(this.binary, dbPath, {
+      replica: this.replicaStore.litestreamReplica(prefix),
+      where: this.replicaStore.describe(prefix),
+      config: join(this.replicator.dir, `restore-${agentId}.yml`),
+    });
   }
 
   private handle(state: AgentState, ownership: AgentOwnership): ClusterAgent {
@@ -263,7 +275,7 @@ export class ClusterHome extends StateHome {
           void this.replicator.delete(agentId);
         }
       }
-      await this.controlPlane.leases.report(this.cluster.host, this.replicaReports());
+      await this.controlPlane.leases.report(this.cluster.host, await this.replicaReports());
     } catch {
       // Unreachable control plane: the local deadlines stop the writes.
     } finally {
@@ -272,15 +284,16 @@ export class ClusterHome extends StateHome {
   }
 
   /** Each served agent's replica lag, for `agentstate cluster status`; unreadable ones are left out. */
-  private replicaReports(): ReplicaReport[] {
+  private async replicaReports(): Promise<ReplicaReport[]> {
     const now = Date.now();
     const reports: ReplicaReport[] = [];
     for (const [agentId, ownership] of this.owned) {
       if (ownership.lost || !this.handles.has(agentId)) continue;
       try {
-        reports.push({ agentId, epoch: ownership.lease.epoch, lagMs: ownership.replicaLagMs(now) });
+        const lagMs = await ownership.replicaLagMs(now);
+        reports.push({ agentId, epoch: ownership.lease.epoch, lagMs });
       } catch {
-        // No WAL index yet (nothing written since the open): nothing to report.
+        // No WAL index yet (nothing written since the open), or an unreadable bucket: no report.
       }
     }
     return reports;
@@ -321,8 +334,9 @@ export async function openClusterHome(options: OpenClusterHomeOptions): Promise<
   const controlPlane = await openControlPlane({ url: checked.controlPlane });
   try {
     const args = stateHomeArgs(homeOptions);
+    const store = openReplicaStore(checked.replicaTarget);
     const replicator = new Replicator(binary, join(args[0], "cluster"), checked.syncIntervalMs);
-    return new ClusterHome(args, checked, controlPlane, binary, replicator);
+    return new ClusterHome(args, checked, controlPlane, binary, replicator, store);
   } catch (error) {
     await controlPlane.close();
     throw error;

@@ -11,9 +11,17 @@ export interface ClusterOptions {
   host: string;
   /**
    * Where agent databases are replicated: a directory or a `file://` URL (a mount shared by the
-   * hosts). Each epoch of an agent goes to `<replicas>/<agentId>/e<epoch>`.
+   * hosts), or an S3-compatible bucket, `s3://bucket/prefix` (see `s3`). Each epoch of an agent
+   * goes to `<replicas>/<agentId>/e<epoch>`.
    */
   replicas: string;
+  /**
+   * For `s3://` replicas only: the S3 API's endpoint (default AWS S3 in `region`), its `region`
+   * (default `us-east-1`) and whether buckets are addressed in the path (default: when an
+   * endpoint is given, as MinIO needs). Credentials come from the environment, as Litestream
+   * takes them: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (or `LITESTREAM_`-prefixed ones).
+   */
+  s3?: S3ReplicaOptions;
   /** Lease length (default 10,000 ms); renewed every third of it. */
   leaseMs?: number;
   /**
@@ -29,13 +37,43 @@ export interface ClusterOptions {
   durableTimeoutMs?: number;
 }
 
-export type CheckedClusterOptions = Readonly<Required<ClusterOptions>>;
+export interface S3ReplicaOptions {
+  endpoint?: string;
+  region?: string;
+  forcePathStyle?: boolean;
+}
+
+/** Where replicas go, once checked: a directory, or a bucket and the key prefix in it. */
+export type ReplicaTarget =
+  | { readonly kind: "file"; readonly directory: string }
+  | {
+      readonly kind: "s3";
+      readonly bucket: string;
+      readonly prefix: string;
+      readonly endpoint: string | undefined;
+      readonly region: string;
+      readonly forcePathStyle: boolean;
+    };
+
+export interface CheckedClusterOptions {
+  readonly controlPlane: string;
+  readonly host: string;
+  /** The directory of file replicas, or the `s3://` URL as given. */
+  readonly replicas: string;
+  readonly replicaTarget: ReplicaTarget;
+  readonly leaseMs: number;
+  readonly marginMs: number;
+  readonly syncIntervalMs: number;
+  readonly maxAgents: number;
+  readonly durableTimeoutMs: number;
+}
 
 /** The keys of `ClusterOptions`, for callers that read them from elsewhere (a config file). */
 export const CLUSTER_OPTION_KEYS: ReadonlySet<string> = new Set([
   "controlPlane",
   "host",
   "replicas",
+  "s3",
   "leaseMs",
   "marginMs",
   "syncIntervalMs",
@@ -49,10 +87,13 @@ export function checkClusterOptions(options: ClusterOptions): CheckedClusterOpti
   }
   rejectUnknownOptions(options, CLUSTER_OPTION_KEYS, "openClusterHome({ cluster })");
   const leaseMs = checkInteger("leaseMs", options.leaseMs ?? 10_000, 300, 3_600_000);
+  const replicaTarget = checkReplicaTarget(options.replicas, options.s3);
   return Object.freeze({
     controlPlane: checkText("controlPlane", options.controlPlane, 4096),
     host: checkText("host", options.host, 256),
-    replicas: replicaDirectory(options.replicas),
+    replicas:
+      replicaTarget.kind === "file" ? replicaTarget.directory : (options.replicas as string),
+    replicaTarget,
     leaseMs,
     marginMs: checkInteger("marginMs", options.marginMs ?? Math.floor(leaseMs / 5), 0, leaseMs - 1),
     syncIntervalMs: checkInteger("syncIntervalMs", options.syncIntervalMs ?? 1_000, 100, 3_600_000),
@@ -66,19 +107,64 @@ export function checkClusterOptions(options: ClusterOptions): CheckedClusterOpti
   });
 }
 
-/**
- * The replica directory. Only file replicas for now: `durable()` and the choice of the replica to
- * restore read the replica's files; an S3-compatible bucket needs Litestream 0.5's API for both.
- */
-function replicaDirectory(value: unknown): string {
+function checkReplicaTarget(value: unknown, s3: S3ReplicaOptions | undefined): ReplicaTarget {
   const text = checkText("replicas", value, 4096);
-  if (text.startsWith("file://")) return fileURLToPath(text);
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
+  if (scheme === "s3") return Object.freeze(s3Target(text, s3 ?? {}));
+  if (s3 !== undefined) {
+    throw new StateError("E_INVALID_ARGUMENT", "the s3 option is for s3:// replicas only", {
+      details: { replicas: redact(text) },
+    });
+  }
+  if (scheme === "file") return Object.freeze({ kind: "file", directory: fileURLToPath(text) });
+  if (scheme !== undefined) {
     throw new StateError(
       "E_UNSUPPORTED",
-      `replicas must be a directory or a file:// URL in this release, got ${text.split("://")[0]}://`,
-      { details: { replicas: text.replace(/\/\/[^@/]*@/, "//…@") } },
+      `replicas must be a directory, a file:// URL or an s3:// URL, got ${scheme}://`,
+      { details: { replicas: redact(text) } },
     );
   }
-  return isAbsolute(text) ? text : resolve(text);
+  return Object.freeze({ kind: "file", directory: isAbsolute(text) ? text : resolve(text) });
+}
+
+/** `s3://bucket/prefix`: the bucket in the host part, keys under the path (no trailing slash). */
+function s3Target(text: string, s3: S3ReplicaOptions): ReplicaTarget {
+  rejectUnknownOptions(s3, ["endpoint", "region", "forcePathStyle"], "cluster.s3");
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/i.exec(text);
+  if (!match) {
+    throw new StateError("E_INVALID_ARGUMENT", `replicas: not an s3://bucket/prefix URL`, {
+      details: { replicas: redact(text) },
+    });
+  }
+  const endpoint =
+    s3.endpoint === undefined ? undefined : checkEndpoint(s3.endpoint).replace(/\/+$/, "");
+  if (s3.forcePathStyle !== undefined && typeof s3.forcePathStyle !== "boolean") {
+    throw new TypeError("Expected cluster.s3.forcePathStyle to be a boolean");
+  }
+  return {
+    kind: "s3",
+    bucket: match[1] as string,
+    prefix: (match[2] ?? "").replace(/^\/+|\/+$/g, ""),
+    endpoint,
+    region: checkText("s3.region", s3.region ?? "us-east-1", 64),
+    forcePathStyle: s3.forcePathStyle ?? endpoint !== undefined,
+  };
+}
+
+function checkEndpoint(value: unknown): string {
+  const text = checkText("s3.endpoint", value, 2048);
+  if (!/^https?:\/\/[^/@\s]+(\/.*)?$/i.test(text)) {
+    throw new StateError(
+      "E_INVALID_ARGUMENT",
+      "s3.endpoint must be an http(s):// URL without credentials",
+      {
+        details: { endpoint: redact(text) },
+      },
+    );
+  }
+  return text;
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, "//…@");
 }

@@ -1,33 +1,42 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, statSync } from "node:fs";
 import { lz4DecodedLength } from "./lz4-frame.js";
+import type { ReplicaStore } from "./replica-store.js";
 
-/** Where one epoch of an agent is replicated: a prefix no other owner ever writes. */
-export function epochPrefix(replicas: string, agentId: string, epoch: number): string {
-  return join(replicas, agentId, `e${epoch}`);
+/**
+ * Where one epoch of an agent is replicated, relative to the replicas' root: a prefix no other
+ * owner ever writes.
+ */
+export function epochPrefix(agentId: string, epoch: number): string {
+  return `${agentId}/e${epoch}`;
 }
 
 /**
  * The newest epoch below `below` whose prefix holds a generation: the last owner's. An owner
  * that died before its first snapshot left an empty prefix, so the one before it is the latest.
  */
-export function latestReplicaEpoch(
-  replicas: string,
+export async function latestReplicaEpoch(
+  store: ReplicaStore,
   agentId: string,
   below: number,
-): number | undefined {
-  const epochs = listDir(join(replicas, agentId))
+): Promise<number | undefined> {
+  const epochs = (await store.list(agentId))
     .map((name) => /^e(\d+)$/.exec(name)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(Number)
     .filter((n) => n < below)
     .sort((a, b) => b - a);
-  return epochs.find((e) => hasSnapshot(epochPrefix(replicas, agentId, e)));
+  for (const epoch of epochs) {
+    if (await hasSnapshot(store, epochPrefix(agentId, epoch))) return epoch;
+  }
+  return undefined;
 }
 
-function hasSnapshot(prefix: string): boolean {
-  const generations = join(prefix, "generations");
-  return listDir(generations).some((g) => listDir(join(generations, g, "snapshots")).length > 0);
+async function hasSnapshot(store: ReplicaStore, prefix: string): Promise<boolean> {
+  const generations = `${prefix}/generations`;
+  for (const generation of await store.list(generations)) {
+    if ((await store.list(`${generations}/${generation}/snapshots`)).length > 0) return true;
+  }
+  return false;
 }
 
 /** A point in a Litestream generation: the WAL index and the byte offset in that WAL. */
@@ -38,13 +47,37 @@ export interface WalPosition {
 }
 
 /**
+ * The decoded lengths of segments read before, by path: a segment never changes once listed, and
+ * a bucket charges for every read, so `durable()` polling the same last segment reads it once.
+ */
+export class SegmentLengths {
+  private last: { path: string; length: number } | undefined;
+
+  async of(store: ReplicaStore, path: string): Promise<number | undefined> {
+    if (this.last?.path === path) return this.last.length;
+    const bytes = await store.read(path);
+    if (bytes === undefined) return undefined;
+    this.last = { path, length: lz4DecodedLength(bytes) };
+    return this.last.length;
+  }
+}
+
+/**
  * How far the replica under `prefix` holds `generation`: the end of its furthest WAL segment
  * (files `wal/<index>_<offset>.wal.lz4`, each an LZ4 frame of the WAL bytes from `offset`).
+ * Litestream 0.3's frames carry no content size, so the segment is read whole to count it.
+ * A segment is written to a temporary name and renamed (one PUT in a bucket), so a listed one
+ * is whole; unless gone.
  */
-export function replicaPosition(prefix: string, generation: string): WalPosition | undefined {
-  const dir = join(prefix, "generations", generation, "wal");
+export async function replicaPosition(
+  store: ReplicaStore,
+  prefix: string,
+  generation: string,
+  lengths = new SegmentLengths(),
+): Promise<WalPosition | undefined> {
+  const dir = `${prefix}/generations/${generation}/wal`;
   let best: { index: number; offset: number; file: string } | undefined;
-  for (const file of listDir(dir)) {
+  for (const file of await store.list(dir)) {
     const match = /^([0-9a-f]{8})_([0-9a-f]{8})\.wal\.lz4$/.exec(file);
     if (!match) continue;
     const index = Number.parseInt(match[1] as string, 16);
@@ -54,19 +87,9 @@ export function replicaPosition(prefix: string, generation: string): WalPosition
     }
   }
   if (!best) return undefined;
-  const length = readSegmentLength(join(dir, best.file));
+  const length = await lengths.of(store, `${dir}/${best.file}`);
   if (length === undefined) return undefined;
   return { generation, index: best.index, offset: best.offset + length };
-}
-
-/** A segment is written to a temporary name and renamed, so a listed one is whole; unless gone. */
-function readSegmentLength(path: string): number | undefined {
-  try {
-    return lz4DecodedLength(readFileSync(path));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
 }
 
 export function listDir(path: string): string[] {

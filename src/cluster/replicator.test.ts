@@ -54,7 +54,10 @@ describe("Replicator: the host's Litestream process", () => {
   it("reports Litestream's own pid, and close() returns once that process is gone", async () => {
     const dir = tempDir();
     const r = replicator(join(dir, "cluster"));
-    await r.set("a", { path: database(dir), replica: join(dir, "replica") });
+    await r.set("a", {
+      path: database(dir),
+      replica: { type: "file", path: join(dir, "replica") },
+    });
     const pid = r.pid as number;
     // The supervisor's fork of itself, reported before its exec of Litestream.
     await waitFor(() => argvOf(pid)[1] === "replicate", 5_000);
@@ -72,7 +75,10 @@ describe("Replicator: the host's Litestream process", () => {
     const big = `${"x".repeat(5_000)}\n`;
     writeFileSync(log, big, { mode: 0o600 });
     writeFileSync(`${log}.1`, "an older rotation\n", { mode: 0o600 });
-    await r.set("a", { path: database(dir), replica: join(dir, "replica") });
+    await r.set("a", {
+      path: database(dir),
+      replica: { type: "file", path: join(dir, "replica") },
+    });
     expect(readFileSync(`${log}.1`, "utf8")).toBe(big);
     expect(statSync(log).size).toBeLessThan(4_096);
     expect(modeOf(statSync(log))).toBe(0o600);
@@ -80,7 +86,10 @@ describe("Replicator: the host's Litestream process", () => {
 
     // Under the bound, a restart appends to the same log.
     const before = readFileSync(log, "utf8");
-    await r.set("b", { path: database(dir, "b"), replica: join(dir, "replica-b") });
+    await r.set("b", {
+      path: database(dir, "b"),
+      replica: { type: "file", path: join(dir, "replica-b") },
+    });
     expect(readFileSync(log, "utf8").startsWith(before)).toBe(true);
     expect(readFileSync(`${log}.1`, "utf8")).toBe(big);
   });

@@ -5,14 +5,15 @@ import {
   stopSupervised,
   superviseLitestream,
 } from "./litestream-supervisor.js";
+import type { LitestreamReplica } from "./replica-store.js";
 
 /** Litestream's log past which a (re)start moves it to `litestream.log.1`. */
 export const LITESTREAM_LOG_LIMIT_BYTES = 8 * 1024 * 1024;
 
-/** One database Litestream ships, and the directory its replica goes to. */
+/** One database Litestream ships, and where its replica goes (Litestream's replica settings). */
 export interface ReplicatedDatabase {
   path: string;
-  replica: string;
+  replica: LitestreamReplica;
 }
 
 /**
@@ -30,7 +31,8 @@ export class Replicator {
 
   constructor(
     private readonly binary: string,
-    private readonly dir: string,
+    /** Litestream's config and log (and the restores' configs), 0700. */
+    readonly dir: string,
     private readonly syncIntervalMs: number,
     private readonly logLimitBytes = LITESTREAM_LOG_LIMIT_BYTES,
   ) {
@@ -81,7 +83,7 @@ export class Replicator {
     // JSON is YAML: no YAML writer needed, and paths are quoted whatever they hold.
     const dbs = [...this.databases.values()].map((db) => ({
       path: db.path,
-      replicas: [{ type: "file", path: db.replica, "sync-interval": interval }],
+      replicas: [{ ...db.replica, "sync-interval": interval }],
     }));
     writeFileSync(config, `${JSON.stringify({ dbs }, null, 2)}\n`, { mode: 0o600 });
     const logPath = join(this.dir, "litestream.log");
