@@ -1,0 +1,136 @@
+import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { withClient } from "../control-plane/test-support/control-planes.js";
+import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
+import { agentDbRelativePath } from "../home-paths.js";
+import { usePostgres } from "../test-support/postgres.js";
+import { useS3Server } from "../test-support/s3-server.js";
+import { useTempDirs } from "../test-support/temp-dir.js";
+import { type ClusterHome, openClusterHome } from "./cluster-home.js";
+import { litestreamBinary } from "./litestream-binary.js";
+
+const run = promisify(execFile);
+const clusterUrl = usePostgres();
+const s3 = useS3Server("agents");
+const tempDir = useTempDirs();
+const opened: ClusterHome[] = [];
+afterEach(async () => {
+  for (const home of opened.splice(0)) await home.close();
+});
+
+let databases = 0;
+async function freshDatabase(): Promise<string> {
+  const name = `s3_${process.pid}_${++databases}`;
+  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
+  return clusterUrl().replace(/\/postgres$/, `/${name}`);
+}
+
+/** A host replicating to `s3://agents/<prefix>` on the test's s3rver. */
+async function host(name: string, controlPlane: string, prefix: string, syncIntervalMs = 200) {
+  const home = await openClusterHome({
+    home: tempDir(),
+    cluster: {
+      controlPlane,
+      host: name,
+      replicas: `s3://${s3().bucket}/${prefix}`,
+      s3: { endpoint: s3().endpoint },
+      leaseMs: 1_500,
+      syncIntervalMs,
+    },
+  });
+  opened.push(home);
+  return home;
+}
+
+/**
+ * The notes in a restore of `s3://agents/<key>` made by the Litestream binary itself, from a
+ * config the test writes: what a host with none of this code would get back from the bucket.
+ */
+async function notesInBucket(key: string): Promise<string[]> {
+  const dir = tempDir();
+  const config = join(dir, "restore.yml");
+  const replica = { type: "s3", bucket: s3().bucket, path: key, endpoint: s3().endpoint };
+  const db = { path: join(dir, "db.sqlite"), replicas: [{ ...replica, "force-path-style": true }] };
+  writeFileSync(config, JSON.stringify({ dbs: [db] }));
+  const restored = join(dir, "restored.sqlite");
+  await run(litestreamBinary(), ["restore", "-config", config, "-o", restored, db.path]);
+  return notesIn(restored);
+}
+
+function notesIn(path: string): string[] {
+  const raw = openRawSqlite(path, { readonly: true });
+  try {
+    const rows = raw.prepare("SELECT event_json FROM transcript_events ORDER BY seq").all();
+    return rows
+      .map(
+        (r) =>
+          JSON.parse((r as { event_json: string }).event_json) as { type: string; text?: string },
+      )
+      .filter((e) => e.type === "note")
+      .map((e) => e.text as string);
+  } finally {
+    raw.close();
+  }
+}
+
+const range = (prefix: string, from: number, to: number) =>
+  Array.from({ length: to - from }, (_, i) => `${prefix}${from + i}`);
+
+describe("cluster homes with replicas in an S3-compatible bucket (s3rver)", () => {
+  it("replicates an owned agent to the bucket: after each durable(), a restore from the bucket holds every commit", async () => {
+    const url = await freshDatabase();
+    const a = await host("a", url, "prod", 1_000);
+    const agent = await a.openAgent("x");
+    const text = "w".repeat(20_000);
+    for (let round = 0; round < 3; round++) {
+      for (let i = round * 10; i < round * 10 + 10; i++) {
+        agent.transcripts.append("s1", { type: "note", text: `a${i}` });
+        agent.transcripts.append("s1", { type: "filler", text });
+      }
+      await agent.durable();
+      expect(await notesInBucket("prod/x/e1")).toEqual(range("a", 0, round * 10 + 10));
+    }
+  }, 60_000);
+
+  it("a second host restores the agent from the bucket after the first releases it", async () => {
+    const url = await freshDatabase();
+    const a = await host("a", url, "handover");
+    const b = await host("b", url, "handover");
+    const onA = await a.openAgent("x");
+    for (let i = 0; i < 5; i++) onA.transcripts.append("s1", { type: "note", text: `a${i}` });
+    expect(await onA.release()).toBe(true);
+
+    const onB = await b.openAgent("x");
+    expect(onB.lease.epoch).toBe(2);
+    expect(notesIn(join(b.path, agentDbRelativePath("x")))).toEqual(range("a", 0, 5));
+    onB.transcripts.append("s1", { type: "note", text: "b0" });
+    await onB.durable();
+    expect(await notesInBucket("handover/x/e2")).toEqual([...range("a", 0, 5), "b0"]);
+  }, 60_000);
+
+  it("a second host restores every durable commit after the first loses its Litestream and its lease", async () => {
+    const url = await freshDatabase();
+    const a = await host("a", url, "killed");
+    const b = await host("b", url, "killed");
+    const onA = await a.openAgent("x");
+    for (let i = 0; i < 8; i++) onA.transcripts.append("s1", { type: "note", text: `a${i}` });
+    await onA.durable();
+    // A lost machine: its Litestream gone at once (no last sync), its renewals stopped.
+    process.kill(a.replicatorPid as number, "SIGKILL");
+    await a.controlPlane.close();
+
+    const until = Date.now() + 20_000;
+    let onB: Awaited<ReturnType<ClusterHome["openAgent"]>> | undefined;
+    while (onB === undefined) {
+      onB = await b.openAgent("x").catch((error: { code?: string }) => {
+        if (error.code !== "E_NOT_OWNER" || Date.now() > until) throw error;
+        return new Promise<undefined>((r) => setTimeout(() => r(undefined), 100));
+      });
+    }
+    expect(onB.lease.epoch).toBe(2);
+    expect(notesIn(join(b.path, agentDbRelativePath("x")))).toEqual(range("a", 0, 8));
+  }, 60_000);
+});
