@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { useS3Server } from "../test-support/s3-server.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { type ClusterHome, openClusterHome } from "./cluster-home.js";
 import { litestreamBinary } from "./litestream-binary.js";
+import { S3ReplicaStore } from "./s3-replica-store.js";
 
 const run = promisify(execFile);
 const clusterUrl = usePostgres();
@@ -93,6 +94,16 @@ describe("cluster homes with replicas in an S3-compatible bucket (s3rver)", () =
       await agent.durable();
       expect(await notesInBucket("prod/x/e1")).toEqual(range("a", 0, round * 10 + 10));
     }
+    // Litestream's config names the bucket and the epoch's prefix; the keys stay in the env.
+    const config = readFileSync(join(a.path, "cluster", "litestream.yml"), "utf8");
+    expect(JSON.parse(config).dbs[0].replicas[0]).toMatchObject({
+      type: "s3",
+      bucket: "agents",
+      path: "prod/x/e1",
+      endpoint: s3().endpoint,
+      "force-path-style": true,
+    });
+    expect(config).not.toContain(process.env.AWS_SECRET_ACCESS_KEY);
   }, 60_000);
 
   it("a second host restores the agent from the bucket after the first releases it", async () => {
@@ -133,4 +144,34 @@ describe("cluster homes with replicas in an S3-compatible bucket (s3rver)", () =
     expect(onB.lease.epoch).toBe(2);
     expect(notesIn(join(b.path, agentDbRelativePath("x")))).toEqual(range("a", 0, 8));
   }, 60_000);
+
+  it("reads the bucket over the S3 API: a listing and a missing key; an unknown key is E_IO with S3's code", async () => {
+    const target = {
+      kind: "s3",
+      bucket: s3().bucket,
+      prefix: "store",
+      endpoint: s3().endpoint,
+      region: "us-east-1",
+      forcePathStyle: true,
+    } as const;
+    const store = new S3ReplicaStore(target);
+    expect(await store.list("nothing")).toEqual([]);
+    expect(await store.read("nothing/here")).toBeUndefined();
+    // s3rver checks a SigV4 request's key id, not its signature (it verifies SigV2 only).
+    const { AWS_ACCESS_KEY_ID: id, AWS_SECRET_ACCESS_KEY: secret } = process.env;
+    process.env.AWS_ACCESS_KEY_ID = "UNKNOWN";
+    try {
+      await expect(new S3ReplicaStore(target).list("x")).rejects.toMatchObject({
+        code: "E_IO",
+        message: expect.stringContaining("HTTP 403 InvalidAccessKeyId"),
+      });
+      delete process.env.AWS_SECRET_ACCESS_KEY;
+      expect(() => new S3ReplicaStore(target)).toThrow(
+        expect.objectContaining({ code: "E_INVALID_ARGUMENT" }),
+      );
+    } finally {
+      process.env.AWS_ACCESS_KEY_ID = id;
+      process.env.AWS_SECRET_ACCESS_KEY = secret;
+    }
+  });
 });
