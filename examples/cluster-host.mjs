@@ -18,6 +18,9 @@ const { values } = parseArgs({
     replicas: { type: "string" },
     "lease-ms": { type: "string", default: "10000" },
     "sync-ms": { type: "string", default: "1000" },
+    // For --replicas s3://bucket/prefix on MinIO, R2 or another S3-compatible store; the keys
+    // come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+    "s3-endpoint": { type: "string" },
   },
 });
 
@@ -27,6 +30,7 @@ const home = await openClusterHome({
     controlPlane: values["control-plane"],
     host: values.host,
     replicas: values.replicas,
+    ...(values["s3-endpoint"] ? { s3: { endpoint: values["s3-endpoint"] } } : {}),
     leaseMs: Number(values["lease-ms"]),
     syncIntervalMs: Number(values["sync-ms"]),
   },

@@ -18,6 +18,8 @@ export interface HostOptions {
   replicas: string;
   leaseMs: number;
   syncMs: number;
+  /** For s3:// replicas: the S3 API's endpoint. */
+  s3Endpoint?: string;
 }
 
 export type Line = Record<string, unknown>;
@@ -46,6 +48,7 @@ export class HostProcess {
         ...["--home", options.home, "--host", options.host],
         ...["--control-plane", options.controlPlane, "--replicas", options.replicas],
         ...["--lease-ms", String(options.leaseMs), "--sync-ms", String(options.syncMs)],
+        ...(options.s3Endpoint ? ["--s3-endpoint", options.s3Endpoint] : []),
       ],
       { stdio: ["pipe", "pipe", "pipe"] },
     );
