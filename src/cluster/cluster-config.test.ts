@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { loadPolicy } from "../maintenance/policy.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import { loadClusterConfig } from "./cluster-config.js";
+import { type ClusterOptions, checkClusterOptions } from "./cluster-options.js";
 
 const tempDir = useTempDirs();
 
@@ -29,6 +30,17 @@ describe("loadClusterConfig", () => {
       replicas: join(home, "replicas"),
       leaseMs: 3_000,
       marginMs: 600,
+    });
+  });
+
+  it("reads a bucket replica with its s3 options, as openClusterHome takes them", () => {
+    const s3 = { endpoint: "http://127.0.0.1:9000", region: "eu-west-1" };
+    const home = homeWith({ cluster: { ...section, replicas: "s3://bucket/agents", s3 } });
+    const options = loadClusterConfig(home, { env: {} });
+    expect(options).toMatchObject({ replicas: "s3://bucket/agents", s3 });
+    // What `agentstate serve` hands to openClusterHome passes its check as it is.
+    expect(checkClusterOptions(options as ClusterOptions).replicaTarget).toMatchObject({
+      kind: "s3",
     });
   });
 

@@ -7,6 +7,7 @@ import {
   CLUSTER_OPTION_KEYS,
   type ClusterOptions,
   checkClusterOptions,
+  type S3ReplicaOptions,
 } from "./cluster-options.js";
 
 /** What may stand in for a key of the file, so that a password or a host name stays out of it. */
@@ -54,7 +55,7 @@ function readSection(file: string): Record<string, unknown> | undefined {
 export function loadClusterConfig(
   homePath: string,
   overrides: ClusterConfigOverrides = {},
-): CheckedClusterOptions | undefined {
+): ClusterOptions | undefined {
   const file = join(homePath, CONFIG_FILE);
   const section = existsSync(file) ? readSection(file) : undefined;
   if (section === undefined) return undefined;
@@ -81,11 +82,15 @@ export function loadClusterConfig(
       ? given.replicas
       : resolve(homePath, given.replicas);
   }
+  let checked: CheckedClusterOptions;
   try {
-    return checkClusterOptions(given as unknown as ClusterOptions);
+    checked = checkClusterOptions(given as unknown as ClusterOptions);
   } catch (error) {
     throw blame(file, error, sources);
   }
+  // Options as `openClusterHome` takes them, defaults filled: it checks them again itself.
+  const { replicaTarget: _, ...options } = checked;
+  return given.s3 === undefined ? options : { ...options, s3: given.s3 as S3ReplicaOptions };
 }
 
 function requireKey(file: string, given: Record<string, unknown>, key: string, hint: string) {

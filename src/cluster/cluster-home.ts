@@ -74,10 +74,9 @@ export class ClusterHome extends StateHome {
   }
 
   /** Whether some host has replicated the agent: it exists in the cluster, if not here. */
-  hasReplica(agentId: string): boolean {
-    return (
-      latestReplicaEpoch(this.cluster.replicas, agentId, Number.MAX_SAFE_INTEGER) !== undefined
-    );
+  async hasReplica(agentId: string): Promise<boolean> {
+    const latest = await latestReplicaEpoch(this.replicaStore, agentId, Number.MAX_SAFE_INTEGER);
+    return latest !== undefined;
   }
 
   /**

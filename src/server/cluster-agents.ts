@@ -11,7 +11,7 @@ const agentParams = z.object({ agentId });
  * 404, as on a single host, and wins nothing.
  */
 async function knownInCluster(home: ClusterHome, id: string): Promise<boolean> {
-  if (home.hasAgent(id) || home.hasReplica(id)) return true;
+  if (home.hasAgent(id) || (await home.hasReplica(id))) return true;
   return (await home.controlPlane.leases.owner(id)) !== undefined;
 }
 

@@ -1,5 +1,5 @@
 import { openClusterHome } from "../../cluster/cluster-home.js";
-import type { CheckedClusterOptions } from "../../cluster/cluster-options.js";
+import type { ClusterOptions } from "../../cluster/cluster-options.js";
 import { StateError } from "../../db/errors.js";
 import { startServer } from "../../server/start-server.js";
 import { parseInteger } from "../common.js";
@@ -19,7 +19,7 @@ $AGENTSTATE_CONTROL_PLANE replaces cluster.controlPlane (a password stays out of
 /** `agentstate serve` on a cluster host: the same server over a cluster home, closed on a signal. */
 export async function serveCluster(
   options: ServeOptions & { home: string },
-  cluster: CheckedClusterOptions,
+  cluster: ClusterOptions,
 ): Promise<void> {
   if (options.maintainEvery !== undefined) {
     // gc walks every agent of the home, and a cluster host may serve only the ones it owns.
