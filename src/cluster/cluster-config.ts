@@ -76,7 +76,7 @@ export function loadClusterConfig(
   }
   requireKey(file, given, "controlPlane", "or set $AGENTSTATE_CONTROL_PLANE");
   requireKey(file, given, "host", "or pass --cluster-host, or set $AGENTSTATE_HOST");
-  requireKey(file, given, "replicas", "a directory shared by the hosts");
+  requireKey(file, given, "replicas", "a directory shared by the hosts, or an s3:// bucket");
   if (typeof given.replicas === "string" && !/^[a-z][a-z0-9+.-]*:\/\//i.test(given.replicas)) {
     given.replicas = isAbsolute(given.replicas)
       ? given.replicas
