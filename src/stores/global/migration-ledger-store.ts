@@ -1,120 +1,44 @@
-import { columnsOf } from "../../db/columns.js";
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import { StateError } from "../../db/errors.js";
-import { currentProcessOwner, type ProcessOwner } from "../../db/process-owner.js";
-import { type JsonValue, toJson } from "../json.js";
+import { currentProcessOwner } from "../../db/process-owner.js";
+import { type Clock, checkOptions } from "../checks.js";
+import {
+  checkMigrationRunId,
+  checkSourceText,
+  finishRunParams,
+  type JsonObject,
+  type MigrationRun,
+  type MigrationRunRow,
+  type MigrationRunStatus,
+  type MigrationSource,
+  type MigrationSourceRow,
+  migrationRunExists,
+  type NewMigrationSource,
+  noMigrationRun,
+  runFromRow,
+  runListLimit,
+  sourceFromRow,
+  sourceParams,
+  startRunParams,
+  unknownRun,
+} from "./migration-ledger-rows.js";
+import { MIGRATION_SQL } from "./migration-ledger-sql.js";
 
-export type MigrationRunStatus = "running" | "succeeded" | "partial" | "failed" | "interrupted";
-export type MigrationSourceStatus = "imported" | "skipped" | "warning" | "failed";
-type JsonObject = { [key: string]: JsonValue };
-
-interface MigrationRunRow {
-  id: string;
-  started_at: number;
-  finished_at: number | null;
-  status: MigrationRunStatus;
-  report_json: string;
-  owner_pid: number | null;
-  owner_started: number | null;
-}
-
-interface MigrationSourceRow {
-  source_key: string;
-  migration_kind: string;
-  source_path: string;
-  target_table: string;
-  source_sha256: string;
-  source_size_bytes: number;
-  source_record_count: number;
-  last_run_id: string | null;
-  status: MigrationSourceStatus;
-  imported_at: number | null;
-  removed_source: number;
-  report_json: string;
-}
-
-export const MIGRATION_RUN_COLUMNS = columnsOf<MigrationRunRow>()(
-  "id",
-  "started_at",
-  "finished_at",
-  "status",
-  "report_json",
-  "owner_pid",
-  "owner_started",
-);
-export const MIGRATION_SOURCE_COLUMNS = columnsOf<MigrationSourceRow>()(
-  "source_key",
-  "migration_kind",
-  "source_path",
-  "target_table",
-  "source_sha256",
-  "source_size_bytes",
-  "source_record_count",
-  "last_run_id",
-  "status",
-  "imported_at",
-  "removed_source",
-  "report_json",
-);
-
-export interface MigrationRun {
-  id: string;
-  startedAt: number;
-  finishedAt: number | null;
-  status: MigrationRunStatus;
-  report: JsonObject;
-  /** The process that ran it; null for runs recorded before owners were. */
-  owner: ProcessOwner | null;
-}
-
-export interface MigrationSource {
-  sourceKey: string;
-  kind: string;
-  path: string;
-  targetTable: string;
-  sha256: string;
-  sizeBytes: number;
-  recordCount: number;
-  lastRunId: string | null;
-  status: MigrationSourceStatus;
-  importedAt: number | null;
-  removedSource: boolean;
-  report: JsonObject;
-}
-
-function runFromRow(row: MigrationRunRow): MigrationRun {
-  return {
-    id: row.id,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    status: row.status,
-    report: JSON.parse(row.report_json) as JsonObject,
-    owner: row.owner_pid === null ? null : { pid: row.owner_pid, started: row.owner_started },
-  };
-}
-
-function sourceFromRow(row: MigrationSourceRow): MigrationSource {
-  return {
-    sourceKey: row.source_key,
-    kind: row.migration_kind,
-    path: row.source_path,
-    targetTable: row.target_table,
-    sha256: row.source_sha256,
-    sizeBytes: row.source_size_bytes,
-    recordCount: row.source_record_count,
-    lastRunId: row.last_run_id,
-    status: row.status,
-    importedAt: row.imported_at,
-    removedSource: row.removed_source === 1,
-    report: JSON.parse(row.report_json) as JsonObject,
-  };
-}
+export {
+  MIGRATION_RUN_COLUMNS,
+  MIGRATION_SOURCE_COLUMNS,
+  type MigrationRun,
+  type MigrationRunStatus,
+  type MigrationSource,
+  type MigrationSourceStatus,
+  type NewMigrationSource,
+} from "./migration-ledger-rows.js";
 
 /** The audit trail of legacy migrations: one row per run, one per source file. */
 export class MigrationLedgerStore {
-  private readonly insertRun: SqlStatement;
-  private readonly updateRun: SqlStatement;
+  private readonly clock: Clock;
+  private readonly insertRun: SqlStatement<MigrationRunRow>;
+  private readonly updateRun: SqlStatement<MigrationRunRow>;
   private readonly selectRun: SqlStatement<MigrationRunRow>;
   private readonly selectRuns: SqlStatement<MigrationRunRow>;
   private readonly selectRunning: SqlStatement<MigrationRunRow>;
@@ -124,72 +48,50 @@ export class MigrationLedgerStore {
   private readonly selectAtPath: SqlStatement<MigrationSourceRow>;
   private readonly setRemoved: SqlStatement;
 
-  constructor(db: Database) {
-    this.insertRun = db.prepare(
-      `INSERT INTO migration_runs (id, started_at, status, report_json, owner_pid, owner_started)
-       VALUES (?, ?, 'running', ?, ?, ?)`,
-    );
-    this.updateRun = db.prepare(
-      "UPDATE migration_runs SET finished_at = ?, status = ?, report_json = ? WHERE id = ?",
-    );
-    this.selectRun = db.prepare("SELECT * FROM migration_runs WHERE id = ?");
-    this.selectRuns = db.prepare(
-      "SELECT * FROM migration_runs ORDER BY started_at DESC, id DESC LIMIT ?",
-    );
-    this.selectRunning = db.prepare(
-      "SELECT * FROM migration_runs WHERE status = 'running' ORDER BY started_at, id",
-    );
-    this.upsertSource = db.prepare(
-      `INSERT INTO migration_sources (source_key, migration_kind, source_path, target_table, source_sha256,
-         source_size_bytes, source_record_count, last_run_id, status, imported_at, removed_source, report_json)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (source_key) DO UPDATE SET last_run_id = excluded.last_run_id, status = excluded.status,
-         imported_at = excluded.imported_at, removed_source = excluded.removed_source,
-         source_record_count = excluded.source_record_count, report_json = excluded.report_json`,
-    );
-    this.selectSource = db.prepare("SELECT * FROM migration_sources WHERE source_key = ?");
-    this.selectRunSources = db.prepare(
-      "SELECT * FROM migration_sources WHERE last_run_id = ? ORDER BY source_path",
-    );
-    this.selectAtPath = db.prepare(
-      "SELECT * FROM migration_sources WHERE source_path = ? ORDER BY imported_at DESC, source_key",
-    );
-    this.setRemoved = db.prepare(
-      "UPDATE migration_sources SET removed_source = 1 WHERE source_key = ?",
-    );
+  constructor(db: Database, options: { clock?: Clock } = {}) {
+    this.clock = checkOptions(options, ["clock"], "MigrationLedgerStore").clock ?? Date.now;
+    this.insertRun = db.prepare(MIGRATION_SQL.insertRun);
+    this.updateRun = db.prepare(MIGRATION_SQL.finishRun);
+    this.selectRun = db.prepare(MIGRATION_SQL.selectRun);
+    this.selectRuns = db.prepare(MIGRATION_SQL.recentRuns);
+    this.selectRunning = db.prepare(MIGRATION_SQL.runningRuns);
+    this.upsertSource = db.prepare(MIGRATION_SQL.upsertSource);
+    this.selectSource = db.prepare(MIGRATION_SQL.selectSource);
+    this.selectRunSources = db.prepare(MIGRATION_SQL.sourcesOfRun);
+    this.selectAtPath = db.prepare(MIGRATION_SQL.sourcesAtPath);
+    this.setRemoved = db.prepare(MIGRATION_SQL.markRemoved);
   }
 
-  /** Records a new run owned by this process, which is the one to end it. */
+  /** Records a new run owned by this process, which is the one to end it (E_CONFLICT if its id exists). */
   startRun(id: string, report: JsonObject = {}): MigrationRun {
-    const owner = currentProcessOwner();
-    this.insertRun.run(
-      id,
-      Date.now(),
-      toJson(report, "migration report"),
-      owner.pid,
-      owner.started,
-    );
-    return this.getRun(id);
+    const params = startRunParams(id, report, currentProcessOwner(), this.clock());
+    const row = this.insertRun.get(params);
+    if (!row) throw migrationRunExists(params.id);
+    return runFromRow(row);
   }
 
+  /** Ends a run (E_NOT_FOUND without it), stamping its finish time. */
   finishRun(
     id: string,
     status: Exclude<MigrationRunStatus, "running">,
     report: JsonObject,
   ): MigrationRun {
-    this.updateRun.run(Date.now(), status, toJson(report, "migration report"), id);
-    return this.getRun(id);
-  }
-
-  getRun(id: string): MigrationRun {
-    const row = this.selectRun.get(id);
-    if (!row)
-      throw new StateError("E_NOT_FOUND", `no migration run ${id}`, { details: { runId: id } });
+    const params = finishRunParams(id, status, report, this.clock());
+    const row = this.updateRun.get(params);
+    if (!row) throw noMigrationRun(params.id);
     return runFromRow(row);
   }
 
+  getRun(id: string): MigrationRun {
+    const runId = checkMigrationRunId(id);
+    const row = this.selectRun.get({ id: runId });
+    if (!row) throw noMigrationRun(runId);
+    return runFromRow(row);
+  }
+
+  /** The most recent runs first. */
   listRuns(limit = 50): MigrationRun[] {
-    return this.selectRuns.all(limit).map(runFromRow);
+    return this.selectRuns.all({ limit: runListLimit(limit) }).map(runFromRow);
   }
 
   /** The runs not ended yet, oldest first: in progress, or left by a process that died. */
@@ -198,37 +100,34 @@ export class MigrationLedgerStore {
   }
 
   findSource(sourceKey: string): MigrationSource | undefined {
-    const row = this.selectSource.get(sourceKey);
+    const row = this.selectSource.get({
+      sourceKey: checkSourceText("migration source key", sourceKey),
+    });
     return row ? sourceFromRow(row) : undefined;
   }
 
-  recordSource(source: Omit<MigrationSource, "removedSource"> & { removedSource?: boolean }): void {
-    this.upsertSource.run(
-      source.sourceKey,
-      source.kind,
-      source.path,
-      source.targetTable,
-      source.sha256,
-      source.sizeBytes,
-      source.recordCount,
-      source.lastRunId,
-      source.status,
-      source.importedAt,
-      source.removedSource ? 1 : 0,
-      toJson(source.report, `migration report of ${source.path}`),
-    );
+  /** Records a source, or its new outcome (E_CONSTRAINT when `lastRunId` is not in the ledger). */
+  recordSource(source: NewMigrationSource): void {
+    const params = sourceParams(source);
+    try {
+      this.upsertSource.run(params);
+    } catch (error) {
+      throw unknownRun(error, params.lastRunId);
+    }
   }
 
   /** Every recorded version of the file at `path` (home-relative), latest import first. */
   sourcesAtPath(path: string): MigrationSource[] {
-    return this.selectAtPath.all(path).map(sourceFromRow);
+    const checked = checkSourceText("migration source path", path);
+    return this.selectAtPath.all({ path: checked }).map(sourceFromRow);
   }
 
   markRemoved(sourceKey: string): void {
-    this.setRemoved.run(sourceKey);
+    this.setRemoved.run({ sourceKey: checkSourceText("migration source key", sourceKey) });
   }
 
+  /** The sources a run recorded last, by path. */
   sourcesOfRun(runId: string): MigrationSource[] {
-    return this.selectRunSources.all(runId).map(sourceFromRow);
+    return this.selectRunSources.all({ runId: checkMigrationRunId(runId) }).map(sourceFromRow);
   }
 }
