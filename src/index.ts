@@ -47,6 +47,7 @@ export type {
   AgentLease,
   ClaimedCronJob,
   ControlPlane,
+  ControlPlaneBackupRuns,
   ControlPlaneCommitments,
   ControlPlaneConversationBindings,
   ControlPlaneConversations,
@@ -55,6 +56,10 @@ export type {
   ControlPlaneFlows,
   ControlPlaneLeases,
   ControlPlaneMedia,
+  ControlPlaneMigrationQuarantine,
+  ControlPlaneMigrationRuns,
+  ControlPlaneMigrationSources,
+  ControlPlaneMigrations,
   ControlPlanePluginBlobs,
   ControlPlanePluginState,
   ControlPlaneQueue,
@@ -281,6 +286,7 @@ export {
 export type { DailyUsage, UsageQuery, UsageRange } from "./stores/agent/usage-query.js";
 export type { VfsStat } from "./stores/agent/vfs-resolver.js";
 export type { VfsStore, VirtualAgentFs } from "./stores/agent/vfs-store.js";
+export type { BackupRun, BackupRunStatus } from "./stores/global/backup-run-store.js";
 export type {
   Commitment,
   CommitmentStatus,
@@ -328,6 +334,18 @@ export type {
   MediaPutOptions,
   MediaStore,
 } from "./stores/global/media-store.js";
+export type {
+  MigrationRun,
+  MigrationRunStatus,
+  MigrationSource,
+  MigrationSourceStatus,
+  NewMigrationSource,
+} from "./stores/global/migration-ledger-store.js";
+export type {
+  NewQuarantinedLine,
+  QuarantinedLine,
+  QuarantineListOptions,
+} from "./stores/global/migration-quarantine-store.js";
 export type { PluginBlobStore } from "./stores/global/plugin-blob-store.js";
 export type {
   PluginListOptions,

@@ -75,6 +75,15 @@ import type { FlowStatus, TaskDeliveryStatus, TaskStatus } from "../stores/globa
 import type { TaskTransitionOptions } from "../stores/global/task-transitions.js";
 import type { JsonValue } from "../stores/json.js";
 import type { RetentionOptions } from "../stores/retention.js";
+import type { ControlPlaneBackupRuns, ControlPlaneMigrations } from "./control-plane-ledgers.js";
+
+export type {
+  ControlPlaneBackupRuns,
+  ControlPlaneMigrationQuarantine,
+  ControlPlaneMigrationRuns,
+  ControlPlaneMigrationSources,
+  ControlPlaneMigrations,
+} from "./control-plane-ledgers.js";
 
 export type {
   AgentLease,
@@ -496,6 +505,8 @@ export interface ControlPlane {
   readonly conversationBindings: ControlPlaneConversationBindings;
   readonly flows: ControlPlaneFlows;
   readonly commitments: ControlPlaneCommitments;
+  readonly backupRuns: ControlPlaneBackupRuns;
+  readonly migrations: ControlPlaneMigrations;
   /**
    * Deletes every row whose `expires_at` is at or before `now` (default: the clock's now), in each
    * control-plane table that has the column: expired rows are hidden from reads at once, and

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { checkInteger } from "../stores/checks.js";
 import type { ControlPlane, PostgresControlPlaneOptions } from "./control-plane.js";
+import { PgBackupRuns } from "./pg-backup-runs.js";
 import { PgCommitments } from "./pg-commitments.js";
 import { PgConversationBindings } from "./pg-conversation-bindings.js";
 import { PgConversations } from "./pg-conversations.js";
@@ -11,6 +12,7 @@ import { PgLeases } from "./pg-leases.js";
 import { PgListener } from "./pg-listener.js";
 import { PgMedia } from "./pg-media.js";
 import { migratePostgres } from "./pg-migrate.js";
+import { pgMigrations } from "./pg-migrations.js";
 import { PgPluginBlobs } from "./pg-plugin-blobs.js";
 import { PgPluginState } from "./pg-plugin-state.js";
 import { PgQueue } from "./pg-queue.js";
@@ -86,6 +88,8 @@ export async function openPostgresControlPlane(
     conversationBindings: new PgConversationBindings(pool, clock, conversations),
     flows: new PgFlows(pool, clock),
     commitments: new PgCommitments(pool, clock),
+    backupRuns: new PgBackupRuns(pool),
+    migrations: pgMigrations(pool, clock),
     sweepExpired: (now = clock()) => pgSweepExpired(pool, now),
     close: async () => {
       await listener.close();

@@ -34,6 +34,7 @@ import type {
   SqliteControlPlaneOptions,
 } from "./control-plane.js";
 import { QUEUE_NAMES_SQL } from "./pg-queue-sql.js";
+import { sqliteBackupRuns, sqliteMigrations } from "./sqlite-ledgers.js";
 import { CRON_SIGNAL, WorkSignal } from "./work-signal.js";
 
 /**
@@ -62,6 +63,8 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     ),
     flows: sqliteFlows(new FlowStore((home as StateHome).db, { clock })),
     commitments: sqliteCommitments(new CommitmentStore((home as StateHome).db, { clock })),
+    backupRuns: sqliteBackupRuns(home as StateHome),
+    migrations: sqliteMigrations(home as StateHome, clock),
     sweepExpired: async (now = clock()) => sweepExpired((home as StateHome).db, now),
     close: async () => {
       if (owned) (home as StateHome).close();
