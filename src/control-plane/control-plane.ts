@@ -206,6 +206,16 @@ export interface ControlPlaneQueue {
   resolveUnknown(queue: string, id: string, decision: UnknownDecision): Promise<DeliveryEntry>;
   /** Records a queue's lapsed sends as `unknown`, then applies the `onUnknown` policy to each. */
   reconcileUnknown(queue: string): Promise<ReconcileReport>;
+  /** A queue's dead letters, oldest failure first; `after` the last for the next page. */
+  listFailed(queue: string, options?: PageOptions): Promise<DeliveryEntry[]>;
+  /**
+   * Puts a dead letter back in line with a fresh attempt count, due now, and wakes `waitForWork`
+   * as an enqueue does; undefined when there is no such dead letter. Of hosts racing to retry one,
+   * exactly one does.
+   */
+  retry(queue: string, id: string): Promise<DeliveryEntry | undefined>;
+  /** Deletes an entry in whatever state (a holder's later calls are E_NOT_FOUND); false if none. */
+  delete(queue: string, id: string): Promise<boolean>;
   /** Receipts of a conversation, session or agent (at least one is required), newest first. */
   receipts(query: ReceiptQuery): Promise<DeliveryEntry[]>;
   /**

@@ -35,6 +35,7 @@ import type {
   EnqueueOptions,
   QueueCounts,
 } from "./control-plane.js";
+import { PgDeadLetters } from "./pg-dead-letters.js";
 import { fenceParams } from "./pg-fence.js";
 import { PG_QUEUE_SQL, QUEUE_NAMES_SQL } from "./pg-queue-sql.js";
 import { PgReceipts } from "./pg-receipts.js";
@@ -47,11 +48,13 @@ const QUEUE_NAMES = pgStatement("queue_names", QUEUE_NAMES_SQL);
 
 /**
  * The delivery queue on PostgreSQL: each call is one statement on a pooled connection (a refusal
- * reads the entry afterwards only to say why). Unknown sends and receipts are `PgReceipts`'.
+ * reads the entry afterwards only to say why). Unknown sends and receipts are `PgReceipts`', dead
+ * letters `PgDeadLetters`'.
  */
 export class PgQueue implements ControlPlaneQueue {
   private readonly settings: ReturnType<typeof queueSettings>;
   private readonly receiptsOf: PgReceipts;
+  private readonly deadLetters: PgDeadLetters;
 
   constructor(
     private readonly pool: Pool,
@@ -64,6 +67,7 @@ export class PgQueue implements ControlPlaneQueue {
     this.settings = queueSettings(settings);
     const onUnknown: UnknownPolicy | undefined = checkUnknownPolicy(settings.onUnknown);
     this.receiptsOf = new PgReceipts(pool, clock, onUnknown);
+    this.deadLetters = new PgDeadLetters(pool, clock);
   }
 
   async enqueue(queue: string, entry: NewDeliveryEntry, options: EnqueueOptions = {}) {
@@ -208,6 +212,18 @@ export class PgQueue implements ControlPlaneQueue {
 
   pruneReceipts(retention?: RetentionOptions) {
     return this.receiptsOf.prune(retention);
+  }
+
+  listFailed(queue: string, options?: PageOptions) {
+    return this.deadLetters.listFailed(queue, options);
+  }
+
+  retry(queue: string, id: string) {
+    return this.deadLetters.retry(queue, id);
+  }
+
+  delete(queue: string, id: string) {
+    return this.deadLetters.delete(queue, id);
   }
 
   async queues(): Promise<string[]> {

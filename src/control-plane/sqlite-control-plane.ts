@@ -157,6 +157,14 @@ function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueO
       if (report.resent.length > 0) signal.wake(name);
       return report;
     },
+    listFailed: async (name, options) => store.listFailed(name, options),
+    retry: async (name, id) => {
+      const retried = store.retry(name, id);
+      // A dead letter put back in line wakes waiting workers, as an enqueue does.
+      if (retried) signal.wake(name);
+      return retried;
+    },
+    delete: async (name, id) => store.delete(name, id),
     receipts: async (query) => store.receipts(query),
     pruneReceipts: async (retention) => pruneReceipts(home.db, checkRetention(retention), clock()),
     get: async (name, id) => store.get(name, id),
