@@ -1,24 +1,22 @@
 import type { Command } from "commander";
+import type { ControlPlaneQueue } from "../../control-plane/control-plane.js";
 import { StateError } from "../../db/errors.js";
-import type { StateHome } from "../../home.js";
 import { checkEnum } from "../../memory/taxonomy.js";
 import {
   DELIVERY_STATUSES,
   type DeliveryEntry,
   type DeliveryStatus,
 } from "../../stores/global/delivery-queue-rows.js";
+import { addHomeOption, addJsonOption, type JsonOption, parseInteger } from "../common.js";
 import {
-  addHomeOption,
-  addJsonOption,
-  type HomeOptions,
-  type JsonOption,
-  parseInteger,
-  withReadHome,
-} from "../common.js";
-import { fetchPage, largerLimit, moreLine, printJson, renderTable } from "../output.js";
+  addControlPlaneOption,
+  type ControlPlaneOption,
+  withControlPlane,
+} from "../control-plane-option.js";
+import { largerLimit, moreLine, pageOf, printJson, renderTable } from "../output.js";
 import { sanitize } from "../render/style.js";
 
-interface DeliveriesOptions extends HomeOptions, JsonOption {
+interface DeliveriesOptions extends ControlPlaneOption, JsonOption {
   queue?: string;
   sessionKey?: string;
   conversation?: string;
@@ -55,22 +53,25 @@ function render(entries: readonly DeliveryEntry[], full: boolean): string {
 const NEEDS_FILTER =
   "deliveries needs --session-key, --conversation or --agent; or --state unknown (every queue, or --queue Q); or --queue Q --state failed";
 
-/** The store query the flags name: receipts by owner, else a queue's unknown or failed sends. */
-function listDeliveries(home: StateHome, options: DeliveriesOptions, state?: DeliveryStatus) {
+/** The queue query the flags name: receipts by owner, else a queue's unknown or failed sends. */
+function listDeliveries(
+  q: ControlPlaneQueue,
+  options: DeliveriesOptions,
+  state: DeliveryStatus | undefined,
+  limit: number,
+): Promise<DeliveryEntry[]> {
   const { queue, sessionKey, conversation, agent } = options;
-  return (limit: number): DeliveryEntry[] => {
-    if (sessionKey !== undefined || conversation !== undefined || agent !== undefined) {
-      const query = { sessionKey, conversationId: conversation, agentId: agent, queue, limit };
-      return home.queue.receipts(state === undefined ? query : { ...query, status: state });
-    }
-    if (state === "unknown") {
-      return queue === undefined
-        ? home.queue.listUnknownEverywhere({ limit })
-        : home.queue.listUnknown(queue, { limit });
-    }
-    if (state === "failed" && queue !== undefined) return home.queue.listFailed(queue, { limit });
-    throw new StateError("E_INVALID_ARGUMENT", NEEDS_FILTER);
-  };
+  if (sessionKey !== undefined || conversation !== undefined || agent !== undefined) {
+    const query = { sessionKey, conversationId: conversation, agentId: agent, queue, limit };
+    return q.receipts(state === undefined ? query : { ...query, status: state });
+  }
+  if (state === "unknown") {
+    return queue === undefined
+      ? q.listUnknownEverywhere({ limit })
+      : q.listUnknown(queue, { limit });
+  }
+  if (state === "failed" && queue !== undefined) return q.listFailed(queue, { limit });
+  throw new StateError("E_INVALID_ARGUMENT", NEEDS_FILTER);
 }
 
 const HELP = `
@@ -82,6 +83,7 @@ Examples:
   agentstate deliveries --session-key agent:main:main
   agentstate deliveries --state unknown
   agentstate deliveries --queue outbound-delivery --state failed --json
+  agentstate deliveries --state unknown --control-plane postgres://db.internal/agentstate
 
 When more deliveries follow, the last line is \`more: --limit <n>\`.`;
 
@@ -99,14 +101,19 @@ export function registerDeliveries(program: Command): void {
     .addHelpText("after", HELP);
   addHomeOption(command);
   addJsonOption(command);
-  command.action((options: DeliveriesOptions) => {
+  addControlPlaneOption(command);
+  command.action(async (options: DeliveriesOptions) => {
     const state =
       options.state === undefined
         ? undefined
         : checkEnum("--state", options.state, DELIVERY_STATUSES);
     const limit = parseInteger("--limit", options.limit, 1, MAX_DELIVERIES);
-    const { rows, more } = withReadHome(options, (home) =>
-      fetchPage(limit, MAX_DELIVERIES, listDeliveries(home, options, state)),
+    // One more than asked for, to tell whether more follow.
+    const { rows, more } = await withControlPlane(options, async (cp) =>
+      pageOf(
+        await listDeliveries(cp.queue, options, state, Math.min(limit + 1, MAX_DELIVERIES)),
+        limit,
+      ),
     );
     if (options.json) {
       printJson(rows);
