@@ -5,7 +5,8 @@ import { DELIVERY_QUEUE_COLUMNS } from "../stores/global/delivery-queue-rows.js"
 import { DeliveryQueueStore } from "../stores/global/delivery-queue-store.js";
 import { simulatedClock, useGlobalDb } from "../stores/global/test-support/global-db.js";
 import type { ControlPlaneQueue } from "./control-plane.js";
-import { BACKENDS, useControlPlanes } from "./test-support/control-planes.js";
+import { openControlPlane } from "./open-control-plane.js";
+import { BACKENDS, useControlPlanes, withClient } from "./test-support/control-planes.js";
 import { outcome, storedRows } from "./test-support/parity.js";
 
 // Dead letters (listFailed, retry, delete) on every backend: DeliveryQueueStore on its own SQLite
@@ -222,5 +223,50 @@ describe.each(BACKENDS)("control plane on %s: dead letters", (backend) => {
     expect(await waiting).toBe(true);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect((await waiter.queue.claim("out", "w2"))?.id).toBe("w");
+  });
+});
+
+describe("control plane on postgres: dead letters in a database that sorts text by locale", () => {
+  it("orders and pages dead letters whose ids differ in case bytewise, as SQLite does", async () => {
+    const clock = simulatedClock();
+    const { where } = await open("postgres", { clock: clock.now });
+    // Most clusters are made with a locale; the test cluster sorts bytewise unless told otherwise.
+    const name = `icu_${process.pid}`;
+    await withClient(where.replace(/\/[^/]+$/, "/postgres"), (client) =>
+      client.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'
+        LOCALE_PROVIDER icu ICU_LOCALE 'en' LOCALE 'C'`),
+    );
+    const cp = await openControlPlane({
+      url: where.replace(/\/[^/]+$/, `/${name}`),
+      clock: clock.now,
+    });
+    try {
+      const store = new DeliveryQueueStore(openDb(), { clock: clock.now });
+      const ids = ["b", "B", "a", "A", "_"];
+      for (const q of [cp.queue, store] as Queue[]) {
+        for (const id of ids) await q.enqueue(id === "_" ? "Out" : "out", { id, payload: id });
+        for (const queue of ["out", "out", "out", "out", "Out"]) {
+          const claimed = await q.claim(queue, "w");
+          await q.fail(queue, claimed?.id as string, claimed?.leaseId as string, "x", {
+            permanent: true,
+          });
+        }
+      }
+      const pages = async (q: Queue) => {
+        const seen: string[] = [];
+        let page = await q.listFailed("out", { limit: 1 });
+        while (page.length > 0) {
+          seen.push(...page.map((e) => e.id));
+          page = await q.listFailed("out", { limit: 1, after: page[0] });
+        }
+        return seen;
+      };
+      expect(await pages(cp.queue)).toEqual(["A", "B", "a", "b"]);
+      expect(await pages(cp.queue)).toEqual(await pages(store));
+      expect((await cp.queue.listFailed("out")).map((e) => e.id)).toEqual(["A", "B", "a", "b"]);
+      expect(await cp.queue.queues()).toEqual(["Out", "out"]);
+    } finally {
+      await cp.close();
+    }
   });
 });
