@@ -28,6 +28,8 @@ export class AgentOwnership {
   private readonly walIndex: WalIndexReader;
   /** Commits seen at earlier checks and not yet in the replica, oldest first. */
   private readonly unreplicated: Observed[] = [];
+  /** The newest commit the replica was seen to hold. */
+  private confirmed: LocalCommit | undefined;
   private readonly segmentLengths = new SegmentLengths();
 
   constructor(
@@ -134,10 +136,20 @@ export class AgentOwnership {
   }
 
   private async inReplica(commit: LocalCommit): Promise<boolean> {
+    // A replica never loses what it held: a commit at or before one it was seen to hold (same
+    // WAL) is answered without reading it again. A renewal then reads the replica of an agent
+    // only after new writes, not of every agent the host owns each time (a bucket bills reads).
+    const known = this.confirmed;
+    if (known !== undefined && known.salt === commit.salt && commit.end <= known.end) return true;
     const target = shadowTarget(this.walIndex, commit);
     if (target === undefined) return false;
     const { store, prefix, segmentLengths } = this;
-    return reached(await replicaPosition(store, prefix, target.generation, segmentLengths), target);
+    const held = reached(
+      await replicaPosition(store, prefix, target.generation, segmentLengths),
+      target,
+    );
+    if (held && (known?.salt !== commit.salt || commit.end > known.end)) this.confirmed = commit;
+    return held;
   }
 
   private lostError(): StateError {
