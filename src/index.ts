@@ -36,6 +36,7 @@ export type {
   RestoreReport,
 } from "./backup/restore-backup.js";
 export type { VerifyReport } from "./backup/verify-backup.js";
+export { type ClusterConfigOverrides, loadClusterConfig } from "./cluster/cluster-config.js";
 export {
   type ClusterAgent,
   ClusterHome,

@@ -28,6 +28,7 @@ describe("public API", () => {
         "openStateHome",
         "openControlPlane",
         "openClusterHome",
+        "loadClusterConfig",
         "ClusterHome",
         "resolveHomePath",
         "validateAgentId",
