@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -144,6 +144,31 @@ describe("cluster homes with replicas in an S3-compatible bucket (s3rver)", () =
     expect(onB.lease.epoch).toBe(2);
     expect(notesIn(join(b.path, agentDbRelativePath("x")))).toEqual(range("a", 0, 8));
   }, 60_000);
+
+  it("renewals read the bucket only for an agent written since the replica was seen to hold it", async () => {
+    const a = await host("a", await freshDatabase(), "quiet");
+    const agent = await a.openAgent("x");
+    agent.transcripts.append("s1", { type: "note", text: "one" });
+    await agent.durable();
+    // Background work commits too (the search index catches up at idle, Litestream adds its own
+    // tables at its first sync): wait until the WAL has been still for a second, then for the
+    // replica.
+    const wal = `${join(a.path, agentDbRelativePath("x"))}-wal`;
+    for (let last = "", since = Date.now(); Date.now() - since < 1_000; ) {
+      const { size, mtimeMs } = statSync(wal);
+      if (`${size}:${mtimeMs}` !== last) [last, since] = [`${size}:${mtimeMs}`, Date.now()];
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await agent.durable();
+    const before = await s3().requests();
+    await new Promise((r) => setTimeout(r, 2_000)); // four renewals at a 1.5 s lease
+    const quiet = await s3().requests();
+    expect(quiet.other - before.other).toBe(0);
+    expect(quiet.litestream).toBeGreaterThanOrEqual(before.litestream); // the server counts
+    agent.transcripts.append("s1", { type: "note", text: "two" });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await s3().requests()).other).toBeGreaterThan(quiet.other);
+  }, 30_000);
 
   it("reads the bucket over the S3 API: a listing and a missing key; an unknown key is E_IO with S3's code", async () => {
     const target = {

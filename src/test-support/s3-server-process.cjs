@@ -32,13 +32,23 @@ FilesystemStore.prototype.listObjects = async function (bucket, options) {
   };
 };
 
+// Requests by client, for tests that count what the product asks of a bucket: Litestream's
+// (aws-sdk-go) apart from the rest. `GET /__requests` answers the counts and is not counted.
+const counts = { litestream: 0, other: 0 };
 const [directory, bucket] = process.argv.slice(2);
-new S3rver({
+const server = new S3rver({
   address: "127.0.0.1",
   port: 0,
   silent: true,
   directory,
   configureBuckets: [{ name: bucket }],
-})
-  .run()
-  .then(({ port }) => process.stdout.write(`${port}\n`));
+});
+server.middleware.unshift(async (ctx, next) => {
+  if (ctx.path === "/__requests") {
+    ctx.body = counts;
+    return;
+  }
+  counts[/aws-sdk-go/i.test(ctx.get("user-agent")) ? "litestream" : "other"]++;
+  await next();
+});
+server.run().then(({ port }) => process.stdout.write(`${port}\n`));

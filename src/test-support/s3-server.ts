@@ -16,6 +16,8 @@ export interface S3Server {
   bucket: string;
   /** Where s3rver keeps the bucket's objects. */
   directory: string;
+  /** Requests served so far: Litestream's, and every other client's (this process's). */
+  requests(): Promise<{ litestream: number; other: number }>;
 }
 
 /**
@@ -35,7 +37,12 @@ export function useS3Server(bucket = "replicas"): () => S3Server {
     });
     process.once("exit", stopAtExit);
     const port = await firstLine(child);
-    server = { endpoint: `http://127.0.0.1:${port}`, bucket, directory };
+    const endpoint = `http://127.0.0.1:${port}`;
+    const requests = async () => {
+      const response = await fetch(`${endpoint}/__requests`);
+      return (await response.json()) as { litestream: number; other: number };
+    };
+    server = { endpoint, bucket, directory, requests };
     Object.assign(process.env, S3RVER_CREDENTIALS);
   }, 30_000);
   afterAll(() => {
