@@ -9,7 +9,6 @@ import {
   releasedAfter,
 } from "./agent-pool.js";
 import { NEEDS_UPGRADE, readBare } from "./agent-reader.js";
-import type { AgentDatabaseRow, AgentRecord, AgentRegistryRow } from "./agent-registry-rows.js";
 import { InputsApi } from "./api/inputs-api.js";
 import { MaintenanceApi } from "./api/maintenance-api.js";
 import { MemoryApi } from "./api/memory-api.js";
@@ -18,7 +17,6 @@ import { TranscriptsApi } from "./api/transcripts-api.js";
 import { UsageApi } from "./api/usage-api.js";
 import { resolveCheckpoints } from "./db/checkpoints.js";
 import { type Database, openDatabase } from "./db/database.js";
-import type { SqlStatement } from "./db/driver.js";
 import { chooseDriver } from "./db/driver-choice.js";
 import { StateError } from "./db/errors.js";
 import { rejectUnknownOptions } from "./db/options.js";
@@ -40,6 +38,8 @@ import type {
   AgentState,
 } from "./stores/agent/agent-state.js";
 import { defineAgentStores } from "./stores/agent/agent-stores.js";
+import type { AgentRecord } from "./stores/global/agent-registry-rows.js";
+import { AgentRegistryStore } from "./stores/global/agent-registry-store.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
 import { GlobalStores } from "./stores/global/global-stores.js";
 import {
@@ -49,9 +49,13 @@ import {
   type RetentionPolicy,
 } from "./stores/retention.js";
 
-export { AGENT_COLUMNS, AGENT_DATABASE_COLUMNS, type AgentRecord } from "./agent-registry-rows.js";
 export type { OpenStateHomeOptions } from "./home-options.js";
 export { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH, resolveHomePath } from "./home-paths.js";
+export {
+  AGENT_COLUMNS,
+  AGENT_DATABASE_COLUMNS,
+  type AgentRecord,
+} from "./stores/global/agent-registry-rows.js";
 export type { AgentOpenOptions, AgentPin, AgentState };
 
 /** Rows `StateHome.sweepExpired` removed: expired ones, and those past the retention policy. */
@@ -83,14 +87,8 @@ export class StateHome extends GlobalStores implements AgentSource {
   /** The maintenance policy (`agentstate.json`): cold storage, pruning and the disk budget. */
   readonly maintenance = new MaintenanceApi(this);
   private readonly pool: AgentPool<AgentState>;
-  private readonly selectRegistered: SqlStatement<AgentRegistryRow>;
-  private readonly selectRegistration: SqlStatement<{
-    created_at: number;
-    schema_version: number | null;
-  }>;
-  private readonly insertAgent: SqlStatement;
-  private readonly upsertAgentDatabase: SqlStatement;
-  private readonly selectAgents: SqlStatement<AgentRegistryRow & AgentDatabaseRow>;
+  /** `agents` / `agent_databases`: the statements `cp.agents` runs too. */
+  private readonly registry: AgentRegistryStore;
   private readonly openOptions: HomeDatabaseOptions;
   /** The retention given to `openStateHome`, if any: it wins over `agentstate.json`. */
   private readonly retentionGiven: RetentionPolicy | undefined;
@@ -113,24 +111,7 @@ export class StateHome extends GlobalStores implements AgentSource {
     this.sessions = new SessionsApi(this);
     this.transcripts = new TranscriptsApi(this);
     this.memory = new MemoryApi(this);
-    this.selectRegistered = db.prepare("SELECT * FROM agents WHERE agent_id = ?");
-    this.selectRegistration = db.prepare(
-      `SELECT a.created_at, d.schema_version FROM agents a LEFT JOIN agent_databases d USING (agent_id)
-       WHERE a.agent_id = ?`,
-    );
-    this.insertAgent = db.prepare(
-      `INSERT INTO agents (agent_id, created_at, updated_at, agent_db_path) VALUES (?, ?, ?, ?)
-       ON CONFLICT (agent_id) DO UPDATE SET updated_at = excluded.updated_at, agent_db_path = excluded.agent_db_path`,
-    );
-    this.upsertAgentDatabase = db.prepare(
-      `INSERT INTO agent_databases (agent_id, path, schema_version, last_seen_at, size_bytes) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (agent_id) DO UPDATE SET path = excluded.path, schema_version = excluded.schema_version,
-         last_seen_at = excluded.last_seen_at, size_bytes = excluded.size_bytes`,
-    );
-    this.selectAgents = db.prepare(
-      `SELECT a.*, d.path, d.schema_version, d.last_seen_at, d.size_bytes
-       FROM agents a JOIN agent_databases d USING (agent_id) ORDER BY a.agent_id`,
-    );
+    this.registry = new AgentRegistryStore(db);
   }
 
   /**
@@ -207,10 +188,7 @@ export class StateHome extends GlobalStores implements AgentSource {
         const moved = reopen
           ? db.migration.applied.length > 0
           : registered?.schema_version !== db.schemaVersion;
-        if (moved) {
-          const createdAt = (registered ?? this.selectRegistration.get(agentId))?.created_at;
-          this.register(agentId, relative, db, createdAt);
-        }
+        if (moved) this.register(agentId, relative, db);
         // The first open worked the backlog off; since then appends here index as they go.
         if (!reopen) indexBacklog(db, this.openOptions.onUpgradeProgress);
       } catch (error) {
@@ -233,7 +211,7 @@ export class StateHome extends GlobalStores implements AgentSource {
 
   /** The agent's registry row; E_NOT_FOUND for an unknown agent this open may not create. */
   private registration(agentId: string, options: AgentOpenOptions) {
-    const registered = this.selectRegistration.get(agentId);
+    const registered = this.registry.registration(agentId);
     if (!registered && (options.create === false || this.openOptions.readonly)) {
       throw new StateError("E_NOT_FOUND", `no agent "${agentId}" in home ${this.path}`, {
         details: { agentId, home: this.path },
@@ -242,41 +220,31 @@ export class StateHome extends GlobalStores implements AgentSource {
     return registered;
   }
 
-  private register(agentId: string, relative: string, db: Database, createdAt?: number): void {
-    const now = Date.now();
-    this.db.tx(() => {
-      this.insertAgent.run(agentId, createdAt ?? now, now, relative);
-      this.upsertAgentDatabase.run(agentId, relative, db.schemaVersion, now, db.sizeBytes());
-    });
+  private register(agentId: string, relative: string, db: Database): void {
+    const registration = { path: relative, schemaVersion: db.schemaVersion };
+    this.registry.register(agentId, { ...registration, sizeBytes: db.sizeBytes() });
   }
 
   /** Writes the agent's current size and the time now into its `agent_databases` row. */
   refreshAgentRecord(agentId: string): void {
     this.withAgent(
       agentId,
-      ({ db }) => {
-        const relative = agentDbRelativePath(agentId);
-        this.upsertAgentDatabase.run(
-          agentId,
-          relative,
-          db.schemaVersion,
-          Date.now(),
-          db.sizeBytes(),
-        );
+      ({ db }) => this.registry.refresh(agentId, { sizeBytes: db.sizeBytes() }),
+      {
+        create: false,
       },
-      { create: false },
     );
   }
 
   /** Registered agents, by id. */
   listAgents(): AgentRecord[] {
-    return this.selectAgents.all().map((row) => ({
-      agentId: row.agent_id,
-      createdAt: row.created_at,
-      dbPath: join(this.path, row.path),
-      schemaVersion: row.schema_version,
-      lastSeenAt: row.last_seen_at,
-      sizeBytes: row.size_bytes,
+    return this.registry.listAll().map((agent) => ({
+      agentId: agent.agentId,
+      createdAt: agent.createdAt,
+      dbPath: join(this.path, agent.path),
+      schemaVersion: agent.schemaVersion,
+      lastSeenAt: agent.lastSeenAt,
+      sizeBytes: agent.sizeBytes,
     }));
   }
 
@@ -307,7 +275,7 @@ export class StateHome extends GlobalStores implements AgentSource {
   }
 
   hasAgent(agentId: string): boolean {
-    return this.selectRegistered.get(agentId) !== undefined;
+    return this.registry.has(agentId);
   }
 
   /** Closes every agent database (pinned or not), then the global one. Safe to call twice. */
