@@ -46,8 +46,12 @@ export {
 } from "./cluster/cluster-home.js";
 export type {
   AgentLease,
+  AgentListOptions,
+  AgentRefresh,
+  AgentRegistration,
   ClaimedCronJob,
   ControlPlane,
+  ControlPlaneAgents,
   ControlPlaneBackupRuns,
   ControlPlaneCommitments,
   ControlPlaneConversationBindings,
@@ -76,6 +80,7 @@ export type {
   OpenControlPlaneOptions,
   PostgresControlPlaneOptions,
   QueueCounts,
+  RegisteredAgent,
   SqliteControlPlaneOptions,
   TaskDelivery,
   TaskDeliveryUpdate,

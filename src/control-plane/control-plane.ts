@@ -75,8 +75,16 @@ import type { FlowStatus, TaskDeliveryStatus, TaskStatus } from "../stores/globa
 import type { TaskTransitionOptions } from "../stores/global/task-transitions.js";
 import type { JsonValue } from "../stores/json.js";
 import type { RetentionOptions } from "../stores/retention.js";
+import type { ControlPlaneAgents } from "./control-plane-agents.js";
 import type { ControlPlaneBackupRuns, ControlPlaneMigrations } from "./control-plane-ledgers.js";
 
+export type {
+  AgentListOptions,
+  AgentRefresh,
+  AgentRegistration,
+  RegisteredAgent,
+} from "../stores/global/agent-registry-rows.js";
+export type { ControlPlaneAgents } from "./control-plane-agents.js";
 export type {
   ControlPlaneBackupRuns,
   ControlPlaneMigrationQuarantine,
@@ -517,6 +525,8 @@ export interface ControlPlane {
   readonly commitments: ControlPlaneCommitments;
   readonly backupRuns: ControlPlaneBackupRuns;
   readonly migrations: ControlPlaneMigrations;
+  /** The agent registry: one list of the agents every host sharing the control plane has. */
+  readonly agents: ControlPlaneAgents;
   /**
    * Deletes every row whose `expires_at` is at or before `now` (default: the clock's now), in each
    * control-plane table that has the column: expired rows are hidden from reads at once, and

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { checkInteger } from "../stores/checks.js";
 import type { ControlPlane, PostgresControlPlaneOptions } from "./control-plane.js";
+import { PgAgents } from "./pg-agents.js";
 import { PgBackupRuns } from "./pg-backup-runs.js";
 import { PgCommitments } from "./pg-commitments.js";
 import { PgConversationBindings } from "./pg-conversation-bindings.js";
@@ -90,6 +91,7 @@ export async function openPostgresControlPlane(
     commitments: new PgCommitments(pool, clock),
     backupRuns: new PgBackupRuns(pool),
     migrations: pgMigrations(pool, clock),
+    agents: new PgAgents(pool, clock),
     sweepExpired: (now = clock()) => pgSweepExpired(pool, now),
     close: async () => {
       await listener.close();

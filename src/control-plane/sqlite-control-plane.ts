@@ -34,6 +34,7 @@ import type {
   SqliteControlPlaneOptions,
 } from "./control-plane.js";
 import { QUEUE_NAMES_SQL } from "./pg-queue-sql.js";
+import { sqliteAgents } from "./sqlite-agents.js";
 import { sqliteBackupRuns, sqliteMigrations } from "./sqlite-ledgers.js";
 import { CRON_SIGNAL, WorkSignal } from "./work-signal.js";
 
@@ -65,6 +66,7 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
     commitments: sqliteCommitments(new CommitmentStore((home as StateHome).db, { clock })),
     backupRuns: sqliteBackupRuns(home as StateHome),
     migrations: sqliteMigrations(home as StateHome, clock),
+    agents: sqliteAgents(home as StateHome, clock),
     sweepExpired: async (now = clock()) => sweepExpired((home as StateHome).db, now),
     close: async () => {
       if (owned) (home as StateHome).close();
