@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { openControlPlane } from "../control-plane/open-control-plane.js";
 import { withClient } from "../control-plane/test-support/control-planes.js";
 import { isStateError } from "../db/errors.js";
 import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
@@ -83,6 +84,42 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
     expect(back.lease.epoch).toBe(3);
     expect(eventsIn(a, "x")).toEqual(["a0", "a1", "a2", "a3", "a4", "b0"]);
   }, 60_000);
+
+  it("registers each agent it takes in the shared control plane; a release records its size there, a takeover keeps createdAt", async () => {
+    const url = await freshDatabase();
+    const replicas = tempDir();
+    const a = await host("a", url, replicas);
+    const b = await host("b", url, replicas);
+    const reader = await openControlPlane({ url });
+    try {
+      const takenAt = Date.now();
+      const onA = await a.openAgent("x");
+      const taken = await reader.agents.get("x");
+      expect(taken).toMatchObject({ agentId: "x", path: agentDbRelativePath("x") });
+      expect(taken?.createdAt).toBeGreaterThanOrEqual(takenAt);
+      for (let i = 0; i < 50; i++) onA.transcripts.append("s1", { type: "note", text: `a${i}` });
+      const releasedAt = Date.now();
+      expect(await onA.release()).toBe(true);
+      const released = await reader.agents.get("x");
+      expect(released?.sizeBytes).toBeGreaterThan(0);
+      expect(released?.sizeBytes).toBeGreaterThan(taken?.sizeBytes ?? 0);
+      expect(released?.lastSeenAt).toBeGreaterThanOrEqual(releasedAt);
+      // Read behind the control plane's back too: the row a separate connection sees.
+      const rows = await withClient(url, (c) =>
+        c.query("SELECT size_bytes FROM agent_databases WHERE agent_id = 'x'"),
+      );
+      expect(Number(rows.rows[0].size_bytes)).toBe(released?.sizeBytes);
+
+      const movedAt = Date.now();
+      await b.openAgent("x");
+      const moved = await reader.agents.get("x");
+      expect(moved?.createdAt).toBe(taken?.createdAt);
+      expect(moved?.updatedAt).toBeGreaterThanOrEqual(movedAt);
+      expect((await reader.agents.list()).map((agent) => agent.agentId)).toEqual(["x"]);
+    } finally {
+      await reader.close();
+    }
+  });
 
   it("a release ships the last commits before the lease goes: the next owner has them without durable()", async () => {
     const url = await freshDatabase();

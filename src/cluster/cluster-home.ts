@@ -169,6 +169,13 @@ export class ClusterHome extends StateHome {
     this.owned.set(agentId, ownership);
     const pin = this.pinAgent(agentId);
     pin.agent.db.setWriteGuard(ownership.guard);
+    const { db } = pin.agent;
+    // The cluster's one list of its agents: the local registry knows only this host's files.
+    const registration = { path: agentDbRelativePath(agentId), schemaVersion: db.schemaVersion };
+    await this.controlPlane.agents.register(agentId, {
+      ...registration,
+      sizeBytes: db.sizeBytes(),
+    });
     const agent = this.handle(pin.agent, ownership);
     this.handles.set(agentId, { agent, unpin: pin.release });
     await this.replicator.set(agentId, { path: dbPath, replica: store.litestreamReplica(prefix) });
@@ -225,12 +232,23 @@ export class ClusterHome extends StateHome {
       }
     }
     const lost = ownership.lost;
+    const sizeBytes = this.handles.get(agentId)?.agent.db.sizeBytes();
     ownership.markLost();
     await this.replicator.delete(agentId);
     this.forget(agentId, `agent "${agentId}" was released by host ${this.cluster.host}`);
     if (lost) return false;
+    // Recorded while the lease is still held, so it cannot overwrite the next owner's figure.
+    if (sizeBytes !== undefined) await this.recordSize(agentId, sizeBytes);
     const { host } = this.cluster;
     return this.controlPlane.leases.release(agentId, host, ownership.lease.epoch);
+  }
+
+  /**
+   * The released database's size and the time now, in the cluster's registry. Only a figure for
+   * operators: a control plane that fails it must not keep the lease from being given up.
+   */
+  private async recordSize(agentId: string, sizeBytes: number): Promise<void> {
+    await this.controlPlane.agents.refresh(agentId, { sizeBytes }).catch(() => undefined);
   }
 
   /** Drops the agent from this host's books and closes its database (uses get E_CLOSED). */
