@@ -14,13 +14,19 @@ export interface QueueStatus extends QueueCounts {
   queue: string;
 }
 
-/** What `agentstate cluster status` shows: hosts, every agent's lease and replica lag, queues. */
+/** An agent's lease, and its database's size as the control plane's registry last recorded it. */
+export interface AgentStatus extends LeaseStatus {
+  /** Bytes, as of its host's last registration or release; null when it was never registered. */
+  sizeBytes: number | null;
+}
+
+/** What `agentstate cluster status` shows: hosts, every agent's lease, replica lag and size, queues. */
 export interface ClusterStatus {
   backend: ControlPlane["backend"];
   /** When it was read (Unix ms, this machine's clock). */
   at: number;
   hosts: HostStatus[];
-  agents: LeaseStatus[];
+  agents: AgentStatus[];
   queues: QueueStatus[];
 }
 
@@ -28,12 +34,27 @@ export async function readClusterStatus(
   cp: ControlPlane,
   now: () => number = Date.now,
 ): Promise<ClusterStatus> {
-  const agents = await cp.leases.list();
+  const leases = await cp.leases.list();
+  const sizes = await registeredSizes(cp);
+  const agents = leases.map((lease) => ({ ...lease, sizeBytes: sizes.get(lease.agentId) ?? null }));
   const queues: QueueStatus[] = [];
   for (const queue of await cp.queue.queues()) {
     queues.push({ queue, ...(await cp.queue.counts(queue)) });
   }
   return { backend: cp.backend, at: now(), hosts: hostsOf(agents), agents, queues };
+}
+
+const PAGE = 10_000;
+
+async function registeredSizes(cp: ControlPlane): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  let page = await cp.agents.list({ limit: PAGE });
+  for (;;) {
+    for (const agent of page) sizes.set(agent.agentId, agent.sizeBytes);
+    const last = page.at(-1);
+    if (page.length < PAGE || last === undefined) return sizes;
+    page = await cp.agents.list({ after: last.agentId, limit: PAGE });
+  }
 }
 
 function hostsOf(agents: readonly LeaseStatus[]): HostStatus[] {

@@ -18,7 +18,10 @@ async function freshDatabase(): Promise<string> {
   return clusterUrl().replace(/\/postgres$/, `/${name}`);
 }
 
-/** Two hosts' leases, one released, one lag report and a queue with one entry claimed. */
+/**
+ * Two hosts' leases, one released, one lag report, one agent registered with its size, and a
+ * queue with one entry claimed.
+ */
 async function seed(options: { url: string } | { home: string }) {
   const cp = await openControlPlane(options);
   try {
@@ -28,6 +31,12 @@ async function seed(options: { url: string } | { home: string }) {
     const z = await cp.leases.acquire("z", "host-b", 600_000);
     await cp.leases.release("z", "host-b", z.epoch);
     await cp.leases.report("host-a", [{ agentId: "x", epoch: 1, lagMs: 2_500 }]);
+    await cp.agents.register("x", {
+      path: "agents/x/agent/agent.sqlite",
+      schemaVersion: 1,
+      sizeBytes: 1,
+    });
+    await cp.agents.refresh("x", { sizeBytes: 20_480 });
     await cp.queue.enqueue("outbound", { id: "m1", payload: {} });
     await cp.queue.enqueue("outbound", { id: "m2", payload: {} });
     await cp.queue.claim("outbound", "worker-1");
@@ -42,12 +51,17 @@ function expectSeeded(report: Record<string, unknown>, backend: string) {
     { host: "host-a", agents: 2, nextExpiry: expect.any(Number), worstLagMs: 2_500 },
     { host: "host-b", agents: 1, nextExpiry: expect.any(Number), worstLagMs: null },
   ]);
-  const agents = report.agents as { agentId: string; host: string | null; live: boolean }[];
-  expect(agents.map((a) => [a.agentId, a.host, a.live])).toEqual([
-    ["w", "host-a", true],
-    ["x", "host-a", true],
-    ["y", "host-b", true],
-    ["z", null, false],
+  const agents = report.agents as {
+    agentId: string;
+    host: string | null;
+    live: boolean;
+    sizeBytes: number | null;
+  }[];
+  expect(agents.map((a) => [a.agentId, a.host, a.live, a.sizeBytes])).toEqual([
+    ["w", "host-a", true, null],
+    ["x", "host-a", true, 20_480],
+    ["y", "host-b", true, null],
+    ["z", null, false, null],
   ]);
   expect(report.queues).toEqual([{ queue: "outbound", pending: 1, leased: 1, failed: 0 }]);
 }
@@ -65,9 +79,9 @@ describe("agentstate cluster status", () => {
     expect(text.stdout).toMatch(/control plane: postgres/);
     expect(text.stdout).toMatch(/host-a\s+2\s+2\.5 s\s+in \d+\.\d min/);
     expect(text.stdout).toMatch(
-      /x\s+host-a\s+1\s+held, \d+\.\d min left\s+2\.5 s \(seen [\d.]+ m?s ago\)/,
+      /x\s+host-a\s+1\s+held, \d+\.\d min left\s+2\.5 s \(seen [\d.]+ m?s ago\)\s+20 KiB/,
     );
-    expect(text.stdout).toMatch(/z\s+-\s+1\s+released\s+-/);
+    expect(text.stdout).toMatch(/z\s+-\s+1\s+released\s+-\s+-/);
     expect(text.stdout).toMatch(/outbound\s+1\s+1\s+0/);
   });
 

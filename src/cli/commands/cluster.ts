@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { readClusterStatus } from "../../control-plane/cluster-status.js";
 import type { LeaseStatus } from "../../control-plane/control-plane.js";
+import { formatBytes } from "../../format-bytes.js";
 import { addExamples, addHomeOption, addJsonOption, type JsonOption } from "../common.js";
 import {
   addControlPlaneOption,
@@ -37,8 +38,9 @@ function replicaLag(lease: LeaseStatus, now: number): string {
 const HELP = `
 Reads the control plane (--control-plane, else $AGENTSTATE_CONTROL_PLANE, else the home's own
 database): the hosts holding agents, every agent's lease (its host, epoch and deadline) with the
-lag of its off-host replica as its host last reported it (after each lease renewal), and the
-delivery queues' depths. A host appears while it holds at least one lease. It only reads.
+lag of its off-host replica as its host last reported it (after each lease renewal), the size of
+its database as the control plane's agent registry last recorded it (when a host took or released
+it), and the delivery queues' depths. A host appears while it holds at least one lease. It only reads.
 
 Examples:
   agentstate cluster status --control-plane postgres://agentstate@db/agentstate
@@ -54,7 +56,7 @@ export function registerCluster(program: Command): void {
   ]);
   const status = cluster
     .command("status")
-    .description("show hosts, agent leases, replica lag per agent and queue depths")
+    .description("show hosts, agent leases, replica lag and size per agent, and queue depths")
     .option("--full", "show agent and host names whole instead of cut with …")
     .addHelpText("after", HELP);
   addControlPlaneOption(status);
@@ -95,6 +97,11 @@ function render(report: Awaited<ReturnType<typeof readClusterStatus>>, full: boo
           { header: "EPOCH", value: (a) => a.epoch, align: "right" },
           { header: "LEASE", value: (a) => leaseState(a, now) },
           { header: "REPLICA LAG", value: (a) => replicaLag(a, now) },
+          {
+            header: "SIZE",
+            value: (a) => (a.sizeBytes === null ? "-" : formatBytes(a.sizeBytes)),
+            align: "right",
+          },
         ],
         { full },
       ),
