@@ -145,11 +145,14 @@ describe.each(BACKENDS)("control plane on %s: dead letters", (backend) => {
       },
       fc.record({ op: fc.constant("list" as const), limit: fc.integer({ min: 1, max: 3 }) }),
       { weight: 2, arbitrary: fc.record({ op: fc.constant("retry" as const), id }) },
+      // The run's last dead letter, so that retries of real dead letters are common.
+      { weight: 2, arbitrary: fc.record({ op: fc.constant("retryDead" as const) }) },
       fc.record({ op: fc.constant("delete" as const), id }),
       fc.record({ op: fc.constant("lapse" as const), ms: fc.integer({ min: 0, max: 60 }) }),
     );
     type Command = typeof command extends fc.Arbitrary<infer C> ? C : never;
     const accepted = { retry: 0, dead: 0 };
+    let lastDead = "a";
     const step = async (q: string, c: Command) => {
       if (c.op === "enqueue") await same((s) => s.q.enqueue(q, { id: c.id, payload: c.id }));
       else if (c.op === "claim") await same((s) => claim(s, q));
@@ -157,14 +160,18 @@ describe.each(BACKENDS)("control plane on %s: dead letters", (backend) => {
         const got = await same((s) =>
           s.q.fail(q, c.id, lease(s, q, c.id), "no", { permanent: c.permanent }),
         );
-        if ((got as { ok?: { status: string } }).ok?.status === "failed") accepted.dead++;
+        if ((got as { ok?: { status: string } }).ok?.status === "failed") {
+          accepted.dead++;
+          lastDead = c.id;
+        }
       } else if (c.op === "list") {
         await same(async (s) => {
           const first = await s.q.listFailed(q, { limit: c.limit });
           return [first, await s.q.listFailed(q, { limit: c.limit, after: first.at(-1) })];
         });
-      } else if (c.op === "retry") {
-        const got = await same((s) => s.q.retry(q, c.id));
+      } else if (c.op === "retry" || c.op === "retryDead") {
+        const target = c.op === "retry" ? c.id : lastDead;
+        const got = await same((s) => s.q.retry(q, target));
         if ((got as { ok?: unknown }).ok !== undefined) accepted.retry++;
       } else if (c.op === "delete") await same((s) => s.q.delete(q, c.id));
       else clock.advance(c.ms);
@@ -173,11 +180,14 @@ describe.each(BACKENDS)("control plane on %s: dead letters", (backend) => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 10, maxLength: 40 }), async (commands) => {
         const q = `q${++run}`;
+        lastDead = "a";
         for (const c of commands) await step(q, c);
         await same((s) => s.q.listFailed(q));
         await same((s) => s.q.counts(q));
       }),
-      { numRuns: 60 },
+      // A fixed seed: the same 60 sequences on every run, so that the check below (that they
+      // reach dead letters and retries) cannot fail by chance on one run and pass on the next.
+      { numRuns: 60, seed: 20_261_127 },
     );
     // The sequences made dead letters and brought some back, not only refusals.
     expect(Math.min(accepted.dead, accepted.retry)).toBeGreaterThan(0);
