@@ -258,4 +258,43 @@ describe("TranscriptSearch", () => {
     );
     expect(compared).toBeGreaterThan(20);
   });
+
+  it("finds waiting events of another writer too, beside its own, as it finds them once indexed", () => {
+    const dir = tempDir();
+    const first = openStateHome({ home: dir });
+    const second = openStateHome({ home: dir });
+    const reader = openStateHome({ home: dir, readonly: true });
+    try {
+      const message = (text: string) => ({
+        type: "message",
+        message: { role: "user", content: [{ type: "text", text }] },
+      });
+      const a = first.agent("main");
+      const b = second.agent("main");
+      a.transcripts.appendMany(
+        "old",
+        Array.from({ length: 70 }, (_, i) => message(`filler ${i} basil`)),
+      );
+      a.transcripts.index.indexPending();
+      const mine = a.transcripts.append("a", message("basil from the first writer")).event.id;
+      const theirs = b.transcripts.append("b", message("basil from the second writer")).event.id;
+      a.transcripts.append("a", message("tomato only"));
+      // Waiting, with the two new sessions' headers: few enough to be matched, not indexed.
+      expect(a.transcripts.index.unindexed()).toBe(5);
+      const ids = (hits: { eventId: string }[]) => hits.map((hit) => hit.eventId).sort();
+      const waiting = a.search.search("basil writer", { limit: 500 });
+      const fromReader = reader.agent("main").search.search("basil writer", { limit: 500 });
+      expect(ids(waiting)).toEqual([mine, theirs].sort());
+      expect(ids(fromReader)).toEqual(ids(waiting));
+      a.transcripts.index.indexPending();
+      const indexed = a.search.search("basil writer", { limit: 500 });
+      expect(ids(indexed)).toEqual(ids(waiting));
+      const scored = new Map(indexed.map((hit) => [hit.eventId, hit.score]));
+      for (const hit of waiting) expect(hit.score).toBeCloseTo(scored.get(hit.eventId) ?? 0, 9);
+    } finally {
+      reader.close();
+      second.close();
+      first.close();
+    }
+  });
 });

@@ -60,6 +60,9 @@ interface PendingRow {
   event_json: string;
 }
 
+/** A waiting event as a writer reads it: the text it appended is held, its JSON read if it hits. */
+type PendingKey = Omit<PendingRow, "event_json">;
+
 /**
  * Full-text search over message text, tool results and summaries (FTS5, bm25 ranking). Any user
  * string is safe: it is reduced to quoted words before it reaches MATCH.
@@ -82,9 +85,13 @@ export class TranscriptSearch {
   private readonly inSession: SqlStatement<HitRow>;
   private readonly pendingAll: SqlStatement<PendingRow>;
   private readonly pendingInSession: SqlStatement<PendingRow>;
+  private readonly pendingKeys: SqlStatement<PendingKey>;
+  private readonly pendingKeysInSession: SqlStatement<PendingKey>;
+  private readonly eventJson: SqlStatement<{ event_json: string }>;
   private readonly averages: SqlStatement<{ block: Uint8Array }>;
   private readonly countMatching: SqlStatement<{ n: number }>;
   private readonly coldAll: SqlStatement<ColdHitRow>;
+  private readonly coldAny: SqlStatement<{ any: number }>;
   private readonly coldInSession: SqlStatement<ColdHitRow>;
 
   constructor(
@@ -117,11 +124,16 @@ export class TranscriptSearch {
        JOIN sessions s ON s.session_no = e.session_no
        WHERE transcript_fts MATCH ? AND s.session_id = ? ORDER BY score LIMIT ?`,
     );
-    const pending = `SELECT e.id, s.session_id, e.seq, e.event_json
+    const pending = (columns: string) => `SELECT ${columns}
       FROM transcript_events e JOIN sessions s ON s.session_no = e.session_no
       WHERE e.id > ?`;
-    this.pendingAll = db.prepareOnUse(pending);
-    this.pendingInSession = db.prepareOnUse(`${pending} AND s.session_id = ?`);
+    const withJson = pending("e.id, s.session_id, e.seq, e.event_json");
+    this.pendingAll = db.prepareOnUse(withJson);
+    this.pendingInSession = db.prepareOnUse(`${withJson} AND s.session_id = ?`);
+    const keys = pending("e.id, s.session_id, e.seq");
+    this.pendingKeys = db.prepareOnUse(keys);
+    this.pendingKeysInSession = db.prepareOnUse(`${keys} AND s.session_id = ?`);
+    this.eventJson = db.prepareOnUse("SELECT event_json FROM transcript_events WHERE id = ?");
     this.averages = db.prepareOnUse("SELECT block FROM transcript_fts_data WHERE id = 1");
     this.countMatching = db.prepareOnUse(
       "SELECT count(*) AS n FROM transcript_fts WHERE transcript_fts MATCH ?",
@@ -136,6 +148,9 @@ export class TranscriptSearch {
        LEFT JOIN transcript_events e ON e.session_no = c.session_no AND e.seq = c.seq
        ORDER BY c.score`;
     this.coldAll = db.prepareOnUse(coldHits("cold_fts MATCH ?"));
+    // A MATCH on an empty FTS5 table still sets up its query (about 40 µs at 200,000 events);
+    // a home that never moved a session cold has no cold row to look for.
+    this.coldAny = db.prepareOnUse("SELECT EXISTS (SELECT 1 FROM cold_fts_content) AS any");
     this.coldInSession = db.prepareOnUse(
       coldHits(`cold_fts MATCH ? AND rowid BETWEEN
         (SELECT session_no * 4294967296 FROM sessions WHERE session_id = ?)
@@ -184,6 +199,7 @@ export class TranscriptSearch {
    * others are read from their session's archive, each archive opened once.
    */
   private matchCold(match: string, sessionId: string | undefined, limit: number): HitRow[] {
+    if (this.coldAny.get()?.any !== 1) return [];
     const rows =
       sessionId === undefined
         ? this.coldAll.all(match, limit)
@@ -220,25 +236,71 @@ export class TranscriptSearch {
     sessionId: string | undefined,
     limit: number,
   ): HitRow[] {
+    const found = this.db.readonly
+      ? this.matchRead(match, sessionId)
+      : (this.matchHeld(match, sessionId) ?? this.matchRead(match, sessionId));
+    if (found.length === 0) return indexed;
+    return [...indexed, ...found].sort((a, b) => a.score - b.score).slice(0, limit);
+  }
+
+  /**
+   * A writer's waiting events are the ones it appended, their indexed text held: only their keys
+   * are read, and the JSON of those that match. Undefined when one of them is another writer's.
+   */
+  private matchHeld(match: string, sessionId: string | undefined): HitRow[] | undefined {
     const mark = this.index.mark();
-    const pending =
+    const keys =
+      sessionId === undefined
+        ? this.pendingKeys.all(mark)
+        : this.pendingKeysInSession.all(mark, sessionId);
+    const held: string[] = [];
+    for (const key of keys) {
+      const text = this.index.heldText(key.id);
+      if (text === undefined) return undefined;
+      held.push(text);
+    }
+    const hits = this.scoreWaiting(held, match);
+    return hits.flatMap(({ at, score }) => {
+      const key = keys[at] as PendingKey;
+      // Read in the snapshot the keys came from: the row is there.
+      const json = this.eventJson.get(key.id)?.event_json;
+      return json === undefined
+        ? []
+        : [{ session_id: key.session_id, seq: key.seq, event_json: json, score }];
+    });
+  }
+
+  /** Waiting events read with their JSON (a read-only connection holds no text). */
+  private matchRead(match: string, sessionId: string | undefined): HitRow[] {
+    const mark = this.index.mark();
+    const rows =
       sessionId === undefined
         ? this.pendingAll.all(mark)
         : this.pendingInSession.all(mark, sessionId);
-    if (pending.length === 0) return indexed;
-    // Most searches match none of the waiting events: ruled out on their held text, or on their
-    // row's raw JSON, no event is parsed. The scores need them all (the batch's lengths).
+    // Most searches match none of the waiting events: ruled out on their row's raw JSON, no
+    // event is parsed.
     const tokens = requiredTokens(match);
-    const held = pending.map((row) => this.index.heldText(row.id));
-    if (!pending.some((row, i) => mayHold(held[i] ?? row.event_json, tokens))) return indexed;
-    const texts = pending.map((row, i) => held[i] ?? indexedText(JSON.parse(row.event_json)));
-    const scores = scoreDocuments(texts, match, this.indexFigures());
-    const found = pending.flatMap((row, i) => {
-      const score = scores[i];
-      if (score === null || score === undefined) return [];
-      return [{ session_id: row.session_id, seq: row.seq, event_json: row.event_json, score }];
+    if (!rows.some((row) => mayHold(row.event_json, tokens))) return [];
+    const texts = rows.map((row) => indexedText(JSON.parse(row.event_json)));
+    return this.scoreWaiting(texts, match).map(({ at, score }) => {
+      const row = rows[at] as PendingRow;
+      return { session_id: row.session_id, seq: row.seq, event_json: row.event_json, score };
     });
-    return [...indexed, ...found].sort((a, b) => a.score - b.score).slice(0, limit);
+  }
+
+  /**
+   * The waiting texts that match, with the score FTS5 would give them once indexed. The scores
+   * need every waiting text (the batch's lengths), so a text that may match is reason enough to
+   * score them all.
+   */
+  private scoreWaiting(texts: readonly string[], match: string): { at: number; score: number }[] {
+    if (texts.length === 0) return [];
+    const tokens = requiredTokens(match);
+    if (!texts.some((text) => mayHold(text, tokens))) return [];
+    const scores = scoreDocuments(texts, match, this.indexFigures());
+    return scores.flatMap((score, at) =>
+      score === null || score === undefined ? [] : [{ at, score }],
+    );
   }
 
   /** The index's own bm25 figures (transcript_fts has one column, `text`). */
