@@ -4,7 +4,6 @@ import { type LocalCommit, reached, shadowTarget, WalIndexReader } from "./commi
 import { replicaPosition, SegmentLengths } from "./replica-layout.js";
 import type { ReplicaStore } from "./replica-store.js";
 
-const POLL_MS = 50;
 /** Commits awaiting the replica that `replicaLagMs` remembers; past it the newest is replaced. */
 const MAX_OBSERVED = 16;
 
@@ -106,7 +105,7 @@ export class AgentOwnership {
           },
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      await new Promise((resolve) => setTimeout(resolve, this.store.pollMs));
     }
   }
 

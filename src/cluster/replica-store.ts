@@ -21,10 +21,15 @@ export interface ReplicaStore {
   litestreamReplica(path: string): LitestreamReplica;
   /** `path` as a user finds it: a directory or an `s3://` URL. */
   describe(path: string): string;
+  /** How often `durable()` looks at the replica while it waits. */
+  readonly pollMs: number;
 }
 
 /** A replica directory, on a mount shared by the hosts. */
 export class FileReplicaStore implements ReplicaStore {
+  /** A look is a few local reads. */
+  readonly pollMs = 50;
+
   constructor(readonly directory: string) {}
 
   async list(path: string): Promise<string[]> {

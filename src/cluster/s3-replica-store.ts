@@ -16,6 +16,11 @@ const aws4fetch = lazyRequire<typeof import("aws4fetch")>("aws4fetch");
  * they are written nowhere.
  */
 export class S3ReplicaStore implements ReplicaStore {
+  /**
+   * A look is a billed LIST (and a GET of a new segment): four a second at most, against
+   * Litestream's sync every second by default.
+   */
+  readonly pollMs = 250;
   private readonly client: AwsClient;
   private readonly base: string;
 
