@@ -13,6 +13,8 @@ holds it), writes go to the agent this host owns, POST /api/agents/<id>/durable 
 off-host replica holds them, and SIGTERM or SIGINT release every lease before the process exits.
   "cluster": { "host": "a", "controlPlane": "postgres://…", "replicas": "/mnt/replicas",
                "leaseMs": 10000, "syncIntervalMs": 1000 }
+"replicas" may be an S3-compatible bucket: "s3://bucket/prefix" with "s3": { "endpoint", "region" },
+its keys in LITESTREAM_ACCESS_KEY_ID/LITESTREAM_SECRET_ACCESS_KEY (else AWS_*), never in the file.
 $AGENTSTATE_CONTROL_PLANE replaces cluster.controlPlane (a password stays out of the file);
 --cluster-host, else $AGENTSTATE_HOST, replaces cluster.host. --maintain-every is refused there.`;
 
