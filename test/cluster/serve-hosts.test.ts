@@ -15,7 +15,7 @@ const running: ChildProcess[] = [];
 beforeAll(() => requireBuild());
 afterEach(() => {
   for (const child of running.splice(0)) {
-    for (const pid of childrenOf(child.pid as number)) killQuietly(pid);
+    for (const pid of descendantsOf(child.pid as number)) killQuietly(pid);
     killQuietly(child.pid as number);
   }
 });
@@ -28,14 +28,19 @@ function killQuietly(pid: number, signal: NodeJS.Signals = "SIGKILL") {
   }
 }
 
-/** The processes `pid` started (its Litestream), read from `ps`, not from the host. */
-function childrenOf(pid: number): number[] {
+/**
+ * The processes below `pid`, read from `ps`, not from the host: its Litestream supervisor and the
+ * Litestream that one runs. Killing the supervisor alone would leave Litestream running.
+ */
+function descendantsOf(pid: number): number[] {
+  let children: number[];
   try {
     const out = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" });
-    return out.split("\n").filter(Boolean).map(Number);
+    children = out.split("\n").filter(Boolean).map(Number);
   } catch {
     return [];
   }
+  return children.flatMap((child) => [child, ...descendantsOf(child)]);
 }
 
 let databases = 0;
@@ -147,7 +152,7 @@ describe("agentstate serve as a cluster host (PostgreSQL, Litestream, real proce
     const leases = JSON.parse(status.stdout).agents as { agentId: string; host: string }[];
     expect(leases.map((l) => [l.agentId, l.host])).toEqual([["x", "a"]]);
 
-    const sidecars = childrenOf(a.child.pid as number);
+    const sidecars = descendantsOf(a.child.pid as number);
     a.child.kill("SIGKILL");
     for (const pid of sidecars) killQuietly(pid);
     const killedAt = Date.now();
