@@ -14,6 +14,7 @@ import { PluginStateStore } from "../stores/global/plugin-state-store.js";
 import { SubagentRunStore } from "../stores/global/subagent-run-store.js";
 import { TaskStore } from "../stores/global/task-store.js";
 import { checkRetention, pruneReceipts } from "../stores/retention.js";
+import { asyncFacade } from "./async-facade.js";
 import type {
   ControlPlane,
   ControlPlaneCommitments,
@@ -30,7 +31,6 @@ import type {
   ControlPlaneQueueOptions,
   ControlPlaneSubagents,
   ControlPlaneTasks,
-  ReplicaReport,
   SqliteControlPlaneOptions,
 } from "./control-plane.js";
 import { QUEUE_NAMES_SQL } from "./pg-queue-sql.js";
@@ -76,50 +76,45 @@ export function openSqliteControlPlane(options: SqliteControlPlaneOptions): Cont
 
 /** `ConversationStore` as it is: a resolve is one upsert under SQLite's write lock. */
 function sqliteConversations(store: ConversationStore): ControlPlaneConversations {
-  return Object.freeze({
-    resolve: async (address) => store.resolve(address),
-    get: async (conversationId) => store.get(conversationId),
-    list: async (options) => store.list(options),
-  } satisfies ControlPlaneConversations);
+  return asyncFacade(store, ["resolve", "get", "list"]) satisfies ControlPlaneConversations;
 }
 
 /** `ConversationBindingStore` as it is: a bind is one write transaction. */
 function sqliteConversationBindings(
   store: ConversationBindingStore,
 ): ControlPlaneConversationBindings {
-  return Object.freeze({
-    bind: async (binding) => store.bind(binding),
-    get: async (bindingKey) => store.get(bindingKey),
-    unbind: async (bindingKey) => store.unbind(bindingKey),
-    listBySession: async (sessionKey, options) => store.listBySession(sessionKey, options),
-    listByConversation: async (ref, options) => store.listByConversation(ref, options),
-  } satisfies ControlPlaneConversationBindings);
+  return asyncFacade(store, [
+    "bind",
+    "get",
+    "unbind",
+    "listBySession",
+    "listByConversation",
+  ]) satisfies ControlPlaneConversationBindings;
 }
 
 /** `FlowStore` as it is: a change is one write transaction, which hosts on a home share. */
 function sqliteFlows(store: FlowStore): ControlPlaneFlows {
-  return Object.freeze({
-    create: async (flow) => store.create(flow),
-    get: async (flowId) => store.get(flowId),
-    transition: async (flowId, to, update) => store.transition(flowId, to, update),
-    update: async (flowId, update) => store.update(flowId, update),
-    delete: async (flowId) => store.delete(flowId),
-    listByStatus: async (status, options) => store.listByStatus(status, options),
-    listByOwner: async (ownerKey, options) => store.listByOwner(ownerKey, options),
-  } satisfies ControlPlaneFlows);
+  return asyncFacade(store, [
+    "create",
+    "get",
+    "transition",
+    "update",
+    "delete",
+    "listByStatus",
+    "listByOwner",
+  ]) satisfies ControlPlaneFlows;
 }
 
 /** `CommitmentStore` as it is: each write is one statement under SQLite's write lock. */
 function sqliteCommitments(store: CommitmentStore): ControlPlaneCommitments {
-  return Object.freeze({
-    upsert: async (commitment) => store.upsert(commitment),
-    get: async (id) => store.get(id),
-    setStatus: async (id, status) => store.setStatus(id, status),
-    delete: async (id) => store.delete(id),
-    listDue: async (now, options) => store.listDue(now, options),
-    listBySession: async (agentId, sessionKey, options) =>
-      store.listBySession(agentId, sessionKey, options),
-  } satisfies ControlPlaneCommitments);
+  return asyncFacade(store, [
+    "upsert",
+    "get",
+    "setStatus",
+    "delete",
+    "listDue",
+    "listBySession",
+  ]) satisfies ControlPlaneCommitments;
 }
 
 function sqliteQueue(home: StateHome, clock: Clock, settings: ControlPlaneQueueOptions) {
@@ -222,42 +217,37 @@ function sqliteCron(home: StateHome, clock: Clock, settings: ControlPlaneCronOpt
 
 /** `TaskStore` as it is: its transition is one write transaction, which hosts on a home share. */
 function sqliteTasks(store: TaskStore): ControlPlaneTasks {
-  const { delivery } = store;
-  const deliveries: ControlPlaneTasks["delivery"] = {
-    set: async (taskId, update) => delivery.set(taskId, update),
-    get: async (taskId) => delivery.get(taskId),
-    listPending: async (options) => delivery.listPending(options),
-  };
-  return Object.freeze({
-    create: async (task) => store.create(task),
-    get: async (taskId) => store.get(taskId),
-    transition: async (taskId, to, options) => store.transition(taskId, to, options),
-    delete: async (taskId) => store.delete(taskId),
-    listByStatus: async (status, options) => store.listByStatus(status, options),
-    listByFlow: async (flowId, options) => store.listByFlow(flowId, options),
-    listByRequester: async (sessionKey, options) => store.listByRequester(sessionKey, options),
-    delivery: Object.freeze(deliveries),
-  } satisfies ControlPlaneTasks);
+  const delivery = asyncFacade(store.delivery, ["set", "get", "listPending"]);
+  const tasks = asyncFacade(store, [
+    "create",
+    "get",
+    "transition",
+    "delete",
+    "listByStatus",
+    "listByFlow",
+    "listByRequester",
+  ]);
+  return Object.freeze({ ...tasks, delivery }) satisfies ControlPlaneTasks;
 }
 
 /** `SubagentRunStore` as it is: its update is one write transaction, which hosts on a home share. */
 function sqliteSubagents(store: SubagentRunStore): ControlPlaneSubagents {
-  return Object.freeze({
-    upsert: async (record) => store.upsert(record),
-    get: async (runId) => store.get(runId),
-    update: async (runId, patch) => store.update(runId, patch),
-    end: async (runId, fields) => store.end(runId, fields),
-    markCleanupHandled: async (runId) => store.markCleanupHandled(runId),
-    delete: async (runId) => store.delete(runId),
-    listBySession: async (role, sessionKey, options) =>
-      store.listBySession(role, sessionKey, options),
-    listUnfinished: async (options) => store.listUnfinished(options),
-    listPendingCleanup: async (options) => store.listPendingCleanup(options),
-  } satisfies ControlPlaneSubagents);
+  return asyncFacade(store, [
+    "upsert",
+    "get",
+    "update",
+    "end",
+    "markCleanupHandled",
+    "delete",
+    "listBySession",
+    "listUnfinished",
+    "listPendingCleanup",
+  ]) satisfies ControlPlaneSubagents;
 }
 
 /** `PluginStateStore` as it is: each write is one statement under SQLite's write lock. */
 function sqlitePluginState(store: PluginStateStore): ControlPlanePluginState {
+  // Written out: its get is generic in the value's type, which a mapped facade loses.
   const pluginState: ControlPlanePluginState = {
     get: async (pluginId, namespace, key) => store.get(pluginId, namespace, key),
     getEntry: async (pluginId, namespace, key) => store.getEntry(pluginId, namespace, key),
@@ -272,36 +262,28 @@ function sqlitePluginState(store: PluginStateStore): ControlPlanePluginState {
 
 /** `PluginBlobStore` as it is: each write is one statement under SQLite's write lock. */
 function sqlitePluginBlobs(store: PluginBlobStore): ControlPlanePluginBlobs {
-  return Object.freeze({
-    set: async (pluginId, namespace, key, data, options) =>
-      store.set(pluginId, namespace, key, data, options),
-    get: async (pluginId, namespace, key) => store.get(pluginId, namespace, key),
-    delete: async (pluginId, namespace, key) => store.delete(pluginId, namespace, key),
-    list: async (pluginId, namespace, options) => store.list(pluginId, namespace, options),
-  } satisfies ControlPlanePluginBlobs);
+  return asyncFacade(store, ["set", "get", "delete", "list"]) satisfies ControlPlanePluginBlobs;
 }
 
 /** `MediaStore`'s row methods as they are; `withMaterialized` stays on the home's store. */
 function sqliteMedia(store: MediaStore): ControlPlaneMedia {
-  return Object.freeze({
-    put: async (subdir, id, data, options) => store.put(subdir, id, data, options),
-    get: async (subdir, id) => store.get(subdir, id),
-    info: async (subdir, id) => store.info(subdir, id),
-    stream: async (subdir, id) => store.stream(subdir, id),
-    delete: async (subdir, id) => store.delete(subdir, id),
-    list: async (subdir, options) => store.list(subdir, options),
-  } satisfies ControlPlaneMedia);
+  return asyncFacade(store, [
+    "put",
+    "get",
+    "info",
+    "stream",
+    "delete",
+    "list",
+  ]) satisfies ControlPlaneMedia;
 }
 
 function sqliteLeases(store: AgentLeaseStore): ControlPlaneLeases {
-  return Object.freeze({
-    acquire: async (agentId: string, host: string, ttlMs: number) =>
-      store.acquire(agentId, host, ttlMs),
-    renew: async (host: string, ttlMs: number) => store.renew(host, ttlMs),
-    release: async (agentId: string, host: string, epoch: number) =>
-      store.release(agentId, host, epoch),
-    owner: async (agentId: string) => store.owner(agentId),
-    report: async (host: string, reports: readonly ReplicaReport[]) => store.report(host, reports),
-    list: async () => store.list(),
-  });
+  return asyncFacade(store, [
+    "acquire",
+    "renew",
+    "release",
+    "owner",
+    "report",
+    "list",
+  ]) satisfies ControlPlaneLeases;
 }

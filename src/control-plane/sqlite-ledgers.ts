@@ -3,6 +3,7 @@ import type { Clock } from "../stores/checks.js";
 import { BackupRunStore } from "../stores/global/backup-run-store.js";
 import { MigrationLedgerStore } from "../stores/global/migration-ledger-store.js";
 import { MigrationQuarantineStore } from "../stores/global/migration-quarantine-store.js";
+import { asyncFacade } from "./async-facade.js";
 import type {
   ControlPlaneBackupRuns,
   ControlPlaneMigrationQuarantine,
@@ -14,15 +15,14 @@ import type {
 /** `BackupRunStore` as it is: each write is one statement under SQLite's write lock. */
 export function sqliteBackupRuns(home: StateHome): ControlPlaneBackupRuns {
   const store = new BackupRunStore(home.db);
-  return Object.freeze({
-    start: async (id, createdAt, archivePath, owner) =>
-      store.start(id, createdAt, archivePath, owner),
-    finish: async (id, status, manifest) => store.finish(id, status, manifest),
-    get: async (id) => store.get(id),
-    list: async (limit) => store.list(limit),
-    running: async () => store.running(),
-    listAll: async () => store.listAll(),
-  } satisfies ControlPlaneBackupRuns);
+  return asyncFacade(store, [
+    "start",
+    "finish",
+    "get",
+    "list",
+    "running",
+    "listAll",
+  ]) satisfies ControlPlaneBackupRuns;
 }
 
 /** `MigrationLedgerStore` and `MigrationQuarantineStore` as they are, on the control plane's clock. */
