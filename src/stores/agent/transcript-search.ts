@@ -290,13 +290,10 @@ export class TranscriptSearch {
 
   /**
    * The waiting texts that match, with the score FTS5 would give them once indexed. The scores
-   * need every waiting text (the batch's lengths), so a text that may match is reason enough to
-   * score them all.
+   * need every waiting text (the batch's lengths); `scoreDocuments` rules each one out on its
+   * characters first and reads the index's figures only once one matches.
    */
   private scoreWaiting(texts: readonly string[], match: string): { at: number; score: number }[] {
-    if (texts.length === 0) return [];
-    const tokens = requiredTokens(match);
-    if (!texts.some((text) => mayHold(text, tokens))) return [];
     const scores = scoreDocuments(texts, match, this.indexFigures());
     return scores.flatMap((score, at) =>
       score === null || score === undefined ? [] : [{ at, score }],
