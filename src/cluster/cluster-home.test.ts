@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openControlPlane } from "../control-plane/open-control-plane.js";
-import { withClient } from "../control-plane/test-support/control-planes.js";
+import { freshDatabase, withClient } from "../control-plane/test-support/control-planes.js";
 import { isStateError } from "../db/errors.js";
 import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { agentDbRelativePath } from "../home-paths.js";
@@ -20,13 +20,6 @@ const opened: ClusterHome[] = [];
 afterEach(async () => {
   for (const home of opened.splice(0)) await home.close();
 });
-
-let databases = 0;
-async function freshDatabase(): Promise<string> {
-  const name = `cluster_${process.pid}_${++databases}`;
-  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
-  return clusterUrl().replace(/\/postgres$/, `/${name}`);
-}
 
 async function host(name: string, controlPlane: string, replicas: string, maxAgents = 10) {
   const home = await openClusterHome({
@@ -56,7 +49,7 @@ function eventsIn(home: ClusterHome, agentId: string): string[] {
 
 describe("cluster homes: one owner per agent, replicated off-host", () => {
   it("hands an agent over: the second host restores the first's replica and writes under a new epoch", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const replicas = tempDir();
     const a = await host("a", url, replicas);
     const b = await host("b", url, replicas);
@@ -86,7 +79,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
   }, 60_000);
 
   it("registers each agent it takes in the shared control plane; a release records its size there, a takeover keeps createdAt", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const replicas = tempDir();
     const a = await host("a", url, replicas);
     const b = await host("b", url, replicas);
@@ -122,7 +115,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
   });
 
   it("a release ships the last commits before the lease goes: the next owner has them without durable()", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const replicas = tempDir();
     const a = await host("a", url, replicas);
     const b = await host("b", url, replicas);
@@ -134,7 +127,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
   }, 30_000);
 
   it("durable() follows the WAL as it starts over: every commit it vouched for is in a restore of the replica", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const replicas = tempDir();
     const a = await host("a", url, replicas);
     const agent = await a.openAgent("x");
@@ -164,7 +157,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
   }, 60_000);
 
   it("two openAgent calls at once for one agent share one opening", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const a = await host("a", url, tempDir());
     const [first, second] = await Promise.all([a.openAgent("x"), a.openAgent("x")]);
     expect(second).toBe(first);
@@ -172,7 +165,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
   }, 30_000);
 
   it("owns at most maxAgents agents: one more is E_BUSY and its lease is not taken", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const a = await host("a", url, tempDir(), 1);
     await a.openAgent("x");
     await expect(a.openAgent("y")).rejects.toMatchObject({ code: "E_BUSY" });
@@ -180,7 +173,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
   }, 30_000);
 
   it("refuses writes past the local lease deadline with E_LEASE_LOST, before any network call", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const a = await host("a", url, tempDir());
     const agent = await a.openAgent("x");
     expect([a.serves("x"), a.serves("y")]).toEqual([true, false]);
@@ -209,7 +202,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
   }, 30_000);
 
   it("reports each agent's replica lag after its renewals: growing while Litestream is stopped, 0 once it caught up", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const a = await host("a", url, tempDir());
     const agent = await a.openAgent("x");
     agent.transcripts.append("s1", { type: "note", text: "one" });
@@ -249,7 +242,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
   }, 30_000);
 
   it("keeps SQLite's locks on the WAL index while durable() reads it", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const a = await host("a", url, tempDir());
     const agent = await a.openAgent("x");
     const shm = `${join(a.path, agentDbRelativePath("x"))}-shm`;
@@ -278,7 +271,7 @@ describe("cluster homes: one owner per agent, replicated off-host", () => {
   }, 30_000);
 
   it("reads the length of Litestream's WAL segments from their LZ4 frames, as Litestream logs it", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cluster");
     const replicas = tempDir();
     const a = await host("a", url, replicas);
     const agent = await a.openAgent("x");

@@ -3,7 +3,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { withClient } from "../control-plane/test-support/control-planes.js";
+import { freshDatabase } from "../control-plane/test-support/control-planes.js";
 import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { agentDbRelativePath } from "../home-paths.js";
 import { usePostgres } from "../test-support/postgres.js";
@@ -21,13 +21,6 @@ const opened: ClusterHome[] = [];
 afterEach(async () => {
   for (const home of opened.splice(0)) await home.close();
 });
-
-let databases = 0;
-async function freshDatabase(): Promise<string> {
-  const name = `s3_${process.pid}_${++databases}`;
-  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
-  return clusterUrl().replace(/\/postgres$/, `/${name}`);
-}
 
 /** A host replicating to `s3://agents/<prefix>` on the test's s3rver. */
 async function host(name: string, controlPlane: string, prefix: string, syncIntervalMs = 200) {
@@ -82,7 +75,7 @@ const range = (prefix: string, from: number, to: number) =>
 
 describe("cluster homes with replicas in an S3-compatible bucket (s3rver)", () => {
   it("replicates an owned agent to the bucket: after each durable(), a restore from the bucket holds every commit", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "s3");
     const a = await host("a", url, "prod", 1_000);
     const agent = await a.openAgent("x");
     const text = "w".repeat(20_000);
@@ -107,7 +100,7 @@ describe("cluster homes with replicas in an S3-compatible bucket (s3rver)", () =
   }, 60_000);
 
   it("a second host restores the agent from the bucket after the first releases it", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "s3");
     const a = await host("a", url, "handover");
     const b = await host("b", url, "handover");
     const onA = await a.openAgent("x");
@@ -123,7 +116,7 @@ describe("cluster homes with replicas in an S3-compatible bucket (s3rver)", () =
   }, 60_000);
 
   it("a second host restores every durable commit after the first loses its Litestream and its lease", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "s3");
     const a = await host("a", url, "killed");
     const b = await host("b", url, "killed");
     const onA = await a.openAgent("x");
@@ -146,7 +139,7 @@ describe("cluster homes with replicas in an S3-compatible bucket (s3rver)", () =
   }, 60_000);
 
   it("renewals read the bucket only for an agent written since the replica was seen to hold it", async () => {
-    const a = await host("a", await freshDatabase(), "quiet");
+    const a = await host("a", await freshDatabase(clusterUrl(), "s3"), "quiet");
     const agent = await a.openAgent("x");
     agent.transcripts.append("s1", { type: "note", text: "one" });
     await agent.durable();

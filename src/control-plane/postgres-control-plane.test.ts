@@ -7,7 +7,7 @@ import { usePostgres } from "../test-support/postgres.js";
 import { useTempDirs } from "../test-support/temp-dir.js";
 import type { ControlPlane } from "./control-plane.js";
 import { openControlPlane } from "./open-control-plane.js";
-import { withClient } from "./test-support/control-planes.js";
+import { freshDatabase, withClient } from "./test-support/control-planes.js";
 
 const clusterUrl = usePostgres();
 const tempDir = useTempDirs();
@@ -16,13 +16,6 @@ afterEach(async () => {
   for (const cp of opened.splice(0)) await cp.close();
   delete process.env.AGENTSTATE_CONTROL_PLANE;
 });
-
-let databases = 0;
-async function freshDatabase(): Promise<string> {
-  const name = `pg_${process.pid}_${++databases}`;
-  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
-  return clusterUrl().replace(/\/postgres$/, `/${name}`);
-}
 
 // Read from the files here, not through the code under test.
 const SCHEMA_DIR = new URL("../db/schema/postgres/", import.meta.url);
@@ -41,7 +34,7 @@ async function ledger(url: string) {
 
 describe("PostgreSQL control plane: schema", () => {
   it("applies each numbered file once when several hosts open a fresh database at the same moment", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "pg");
     const hosts = await Promise.all(Array.from({ length: 6 }, () => openControlPlane({ url })));
     opened.push(...hosts);
     const expected = FILES.map((file, i) => ({
@@ -58,7 +51,7 @@ describe("PostgreSQL control plane: schema", () => {
   });
 
   it("refuses a database migrated from other files, or by a newer agentstate", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "pg");
     await (await openControlPlane({ url })).close();
     await withClient(url, (c) => c.query("UPDATE agentstate_schema_migrations SET sha256 = 'x'"));
     await expect(openControlPlane({ url })).rejects.toMatchObject({ code: "E_SCHEMA_MISMATCH" });
@@ -83,7 +76,7 @@ describe("PostgreSQL control plane: indexes", () => {
       .map((row) => row.name)
       .sort();
     home.close();
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "pg");
     const cp = await openControlPlane({ url });
     opened.push(cp);
     const pg = await withClient(url, async (c) =>
@@ -98,7 +91,7 @@ describe("PostgreSQL control plane: indexes", () => {
 
 describe("openControlPlane", () => {
   it("goes to PostgreSQL when AGENTSTATE_CONTROL_PLANE holds a URL, even when given a home", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "pg");
     process.env.AGENTSTATE_CONTROL_PLANE = url;
     const cp = await openControlPlane({ home: tempDir() });
     opened.push(cp);
@@ -122,7 +115,7 @@ describe("openControlPlane", () => {
   });
 
   it("refuses text PostgreSQL cannot store (a NUL character) as E_INVALID_ARGUMENT", async () => {
-    const cp = await openControlPlane({ url: await freshDatabase() });
+    const cp = await openControlPlane({ url: await freshDatabase(clusterUrl(), "pg") });
     opened.push(cp);
     await expect(cp.tasks.create({ runtime: "cli", label: "a\u0000b" })).rejects.toMatchObject({
       code: "E_INVALID_ARGUMENT",
@@ -139,7 +132,7 @@ describe("openControlPlane", () => {
 
 describe("PostgreSQL control plane: fencing under concurrency", () => {
   it("a fenced write waiting on a host winning the agent is refused once that host commits", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "pg");
     const cp = await openControlPlane({ url });
     opened.push(cp);
     const { epoch } = await cp.leases.acquire("main", "host-a", 60_000);
@@ -166,7 +159,7 @@ describe("PostgreSQL control plane: fencing under concurrency", () => {
 
 describe("PostgreSQL control plane: bounded waits", () => {
   it("a statement held up past timeoutMs fails with E_IO, and the next one is answered", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "pg");
     const cp = await openControlPlane({ url, timeoutMs: 500 });
     opened.push(cp);
     await cp.leases.acquire("main", "host-a", 60_000);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { litestreamBinary } from "../../src/cluster/litestream-binary.js";
-import { withClient } from "../../src/control-plane/test-support/control-planes.js";
+import { freshDatabase, withClient } from "../../src/control-plane/test-support/control-planes.js";
 import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { agentDbRelativePath } from "../../src/home-paths.js";
 import { usePostgres } from "../../src/test-support/postgres.js";
@@ -30,13 +30,6 @@ function killQuietly(pid: number, signal: NodeJS.Signals) {
   } catch {
     // Gone already.
   }
-}
-
-let databases = 0;
-async function freshDatabase(): Promise<string> {
-  const name = `failover_${process.pid}_${++databases}`;
-  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
-  return clusterUrl().replace(/\/postgres$/, `/${name}`);
 }
 
 function startHost(host: string, controlPlane: string, replicas: string, home = tempDir()) {
@@ -106,7 +99,7 @@ function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
 
 describe("failover between host processes (PostgreSQL, Litestream, kill -9, SIGSTOP)", () => {
   it("a host killed with -9 loses no durable event, and another takes its agent within lease + 5 s", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "failover");
     const replicas = tempDir();
     const a = startHost("a", url, replicas);
     const opened = await open(a.process, "x");
@@ -150,7 +143,7 @@ describe("failover between host processes (PostgreSQL, Litestream, kill -9, SIGS
   }, 90_000);
 
   it("a host stopped past its lease gets E_LEASE_LOST when resumed; none of its writes reach the new owner", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "failover");
     const replicas = tempDir();
     const a = startHost("a", url, replicas);
     expect(await open(a.process, "x")).toMatchObject({ ok: true, epoch: 1 });
@@ -193,7 +186,7 @@ describe("failover between host processes (PostgreSQL, Litestream, kill -9, SIGS
   }, 90_000);
 
   it("a host restarted under its name within its lease, its disk lost, gets its agent back from its own epoch's replica; leases it no longer serves are given up", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "failover");
     const replicas = tempDir();
     const first = startHost("a", url, replicas);
     for (const agent of ["x", "y"])
@@ -225,7 +218,7 @@ describe("failover between host processes (PostgreSQL, Litestream, kill -9, SIGS
 
 describe("a host's Litestream follows the host", () => {
   it("a host killed with -9 takes its Litestream with it within seconds, after a final sync of the commits in its WAL", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "failover");
     const replicas = tempDir();
     // A sync interval far past the test: after Litestream's first sync at start, only the final
     // sync it makes on SIGTERM can ship a commit.

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { withClient } from "../../src/control-plane/test-support/control-planes.js";
+import { freshDatabase, withClient } from "../../src/control-plane/test-support/control-planes.js";
 import { usePostgres } from "../../src/test-support/postgres.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { CLI, requireBuild } from "../support/built.js";
@@ -41,13 +41,6 @@ function descendantsOf(pid: number): number[] {
     return [];
   }
   return children.flatMap((child) => [child, ...descendantsOf(child)]);
-}
-
-let databases = 0;
-async function freshDatabase(): Promise<string> {
-  const name = `serve_${process.pid}_${++databases}`;
-  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
-  return clusterUrl().replace(/\/postgres$/, `/${name}`);
 }
 
 function homeWith(cluster: Record<string, unknown>): string {
@@ -123,7 +116,7 @@ function notes(body: Answer["body"]): string[] {
 
 describe("agentstate serve as a cluster host (PostgreSQL, Litestream, real processes)", () => {
   it("serves an agent from one host at a time, and another host takes it over after kill -9", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "serve");
     const replicas = tempDir();
     const timing = { leaseMs: LEASE_MS, syncIntervalMs: 1_000 };
     // a: the control plane from the environment, its name in the file; b: the other way round.

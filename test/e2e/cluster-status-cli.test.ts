@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { openControlPlane } from "../../src/control-plane/open-control-plane.js";
-import { withClient } from "../../src/control-plane/test-support/control-planes.js";
+import { freshDatabase } from "../../src/control-plane/test-support/control-planes.js";
 import { openStateHome } from "../../src/home.js";
 import { usePostgres } from "../../src/test-support/postgres.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
@@ -10,13 +10,6 @@ import { cli } from "../support/cli.js";
 const clusterUrl = usePostgres();
 const tempDir = useTempDirs();
 beforeAll(requireBuild);
-
-let databases = 0;
-async function freshDatabase(): Promise<string> {
-  const name = `status_${process.pid}_${++databases}`;
-  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
-  return clusterUrl().replace(/\/postgres$/, `/${name}`);
-}
 
 /**
  * Two hosts' leases, one released, one lag report, one agent registered with its size, and a
@@ -68,7 +61,7 @@ function expectSeeded(report: Record<string, unknown>, backend: string) {
 
 describe("agentstate cluster status", () => {
   it("reads a PostgreSQL control plane: hosts, leases with replica lag, queue depths", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "status");
     await seed({ url });
     const json = cli(["cluster", "status", "--control-plane", url, "--json"]);
     expect(json.status, json.stderr).toBe(0);

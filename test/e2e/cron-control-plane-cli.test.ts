@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { openControlPlane } from "../../src/control-plane/open-control-plane.js";
-import { withClient } from "../../src/control-plane/test-support/control-planes.js";
+import { freshDatabase, withClient } from "../../src/control-plane/test-support/control-planes.js";
 import { usePostgres } from "../../src/test-support/postgres.js";
 import { requireBuild } from "../support/built.js";
 import { cli } from "../support/cli.js";
@@ -8,15 +8,9 @@ import { cli } from "../support/cli.js";
 const clusterUrl = usePostgres();
 beforeAll(requireBuild);
 
-async function freshDatabase(): Promise<string> {
-  const name = `cron_cli_${process.pid}`;
-  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
-  return clusterUrl().replace(/\/postgres$/, `/${name}`);
-}
-
 describe("agentstate cron on a PostgreSQL control plane", () => {
   it("lists the jobs and a job's runs from the control plane the flag or the variable names", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "cron_cli");
     const cp = await openControlPlane({ url });
     try {
       await cp.cron.add({

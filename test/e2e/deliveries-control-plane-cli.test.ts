@@ -1,18 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { openControlPlane } from "../../src/control-plane/open-control-plane.js";
-import { withClient } from "../../src/control-plane/test-support/control-planes.js";
+import { freshDatabase, withClient } from "../../src/control-plane/test-support/control-planes.js";
 import { usePostgres } from "../../src/test-support/postgres.js";
 import { requireBuild } from "../support/built.js";
 import { cli } from "../support/cli.js";
 
 const clusterUrl = usePostgres();
 beforeAll(requireBuild);
-
-async function freshDatabase(): Promise<string> {
-  const name = `deliveries_cli_${process.pid}`;
-  await withClient(clusterUrl(), (c) => c.query(`CREATE DATABASE ${name}`));
-  return clusterUrl().replace(/\/postgres$/, `/${name}`);
-}
 
 /** Three dead letters, one retried; a send begun whose lease lapsed; a receipt. */
 async function seed(url: string): Promise<void> {
@@ -40,7 +34,7 @@ async function seed(url: string): Promise<void> {
 
 describe("agentstate deliveries on a PostgreSQL control plane", () => {
   it("lists dead letters, unknown sends and receipts from the control plane the flag or the variable names", async () => {
-    const url = await freshDatabase();
+    const url = await freshDatabase(clusterUrl(), "deliveries_cli");
     await seed(url);
     // The rows as PostgreSQL holds them: the oracle for what the CLI prints.
     const failed = await withClient(url, async (c) => {

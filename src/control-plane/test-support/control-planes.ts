@@ -39,7 +39,6 @@ export function useControlPlanes(): (backend: Backend, options?: OpenOptions) =>
   const tempDir = useTempDirs();
   const clusterUrl = usePostgres();
   const closers: (() => Promise<void>)[] = [];
-  let databases = 0;
   afterEach(async () => {
     for (const close of closers.splice(0).reverse()) await close();
   });
@@ -55,13 +54,23 @@ export function useControlPlanes(): (backend: Backend, options?: OpenOptions) =>
       const cp = await open();
       return { cp, another: open, count: (t, w) => countSqlite(home, t, w), where: home };
     }
-    const name = `cp_${process.pid}_${++databases}`;
-    await withClient(clusterUrl(), (client) => client.query(`CREATE DATABASE ${name}`));
-    const url = clusterUrl().replace(/\/postgres$/, `/${name}`);
+    const url = await freshDatabase(clusterUrl(), "cp");
     const open = (o: OpenOptions = options) => track(openControlPlane({ url, ...o }));
     const cp = await open();
     return { cp, another: open, count: (t, w) => countPostgres(url, t, w), where: url };
   };
+}
+
+let created = 0;
+
+/**
+ * A new empty database on the test's PostgreSQL server (`serverUrl` names its `postgres`
+ * database), named after `prefix`, this process and a counter; its URL.
+ */
+export async function freshDatabase(serverUrl: string, prefix: string): Promise<string> {
+  const name = `${prefix}_${process.pid}_${++created}`;
+  await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  return serverUrl.replace(/\/postgres$/, `/${name}`);
 }
 
 export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>) {
