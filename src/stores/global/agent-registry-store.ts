@@ -47,15 +47,16 @@ export class AgentRegistryStore {
     { clock = Date.now }: { clock?: Clock } = {},
   ) {
     this.clock = clock;
-    this.upsertAgent = db.prepare(SQL.upsertAgent);
-    this.upsertDatabase = db.prepare(SQL.upsertDatabase);
-    this.update = db.prepare(SQL.refresh);
-    this.selectOne = db.prepare(SQL.select);
-    this.selectPage = db.prepare(SQL.page);
-    this.selectAll = db.prepare(SQL.all);
-    this.delete = db.prepare(SQL.remove);
-    this.selectRegistration = db.prepare(SQL.registration);
-    this.selectExists = db.prepare(SQL.exists);
+    // Prepared on first use: every home opens this store, and most opens use two of these.
+    this.upsertAgent = db.prepareOnUse(SQL.upsertAgent);
+    this.upsertDatabase = db.prepareOnUse(SQL.upsertDatabase);
+    this.update = db.prepareOnUse(SQL.refresh);
+    this.selectOne = db.prepareOnUse(SQL.select);
+    this.selectPage = db.prepareOnUse(SQL.page);
+    this.selectAll = db.prepareOnUse(SQL.all);
+    this.delete = db.prepareOnUse(SQL.remove);
+    this.selectRegistration = db.prepareOnUse(SQL.registration);
+    this.selectExists = db.prepareOnUse(SQL.exists);
   }
 
   /**
