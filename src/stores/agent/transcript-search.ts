@@ -79,10 +79,35 @@ type PendingKey = Omit<PendingRow, "event_json">;
  * hot and a cold score are not strictly comparable; both rank the same words in the same way,
  * which is close enough to interleave them, and which hits are found does not depend on it.
  */
+/** Statements for limits a caller asked for lately: most ask for one limit, always the same. */
+const LIMITS_KEPT = 4;
+
+/**
+ * A search statement per limit, the limit written into its SQL (an integer `search()` checked).
+ * Bound as a parameter (`LIMIT ?`), a typical search at 200,000 events ran 60-100 µs slower just
+ * after another connection's commit and 20-30 µs slower warm, on both engines, with the same
+ * query plan: SQLite runs it slower when the limit is a bare parameter.
+ */
+function withLimit<Row>(
+  db: Database,
+  sql: (limit: number) => string,
+): (limit: number) => SqlStatement<Row> {
+  const statements = new Map<number, SqlStatement<Row>>();
+  return (limit) => {
+    let statement = statements.get(limit);
+    if (statement === undefined) {
+      if (statements.size === LIMITS_KEPT) statements.clear();
+      statement = db.prepareOnUse<Row>(sql(limit));
+      statements.set(limit, statement);
+    }
+    return statement;
+  };
+}
+
 export class TranscriptSearch {
   private readonly index: TranscriptIndex;
-  private readonly all: SqlStatement<HitRow>;
-  private readonly inSession: SqlStatement<HitRow>;
+  private readonly all: (limit: number) => SqlStatement<HitRow>;
+  private readonly inSession: (limit: number) => SqlStatement<HitRow>;
   private readonly pendingAll: SqlStatement<PendingRow>;
   private readonly pendingInSession: SqlStatement<PendingRow>;
   private readonly pendingKeys: SqlStatement<PendingKey>;
@@ -90,9 +115,9 @@ export class TranscriptSearch {
   private readonly eventJson: SqlStatement<{ event_json: string }>;
   private readonly averages: SqlStatement<{ block: Uint8Array }>;
   private readonly countMatching: SqlStatement<{ n: number }>;
-  private readonly coldAll: SqlStatement<ColdHitRow>;
+  private readonly coldAll: (limit: number) => SqlStatement<ColdHitRow>;
   private readonly coldAny: SqlStatement<{ any: number }>;
-  private readonly coldInSession: SqlStatement<ColdHitRow>;
+  private readonly coldInSession: (limit: number) => SqlStatement<ColdHitRow>;
 
   constructor(
     private readonly db: Database,
@@ -108,21 +133,25 @@ export class TranscriptSearch {
     // bm25(), not by FTS5's `ORDER BY rank`: asked for its `rank` column, FTS5's sorted scan seeks
     // every returned row's postings again (measured at 200,000 events: a typical query 450 µs
     // with the scores that way, 300 µs this way).
-    this.all = db.prepareOnUse(
-      `SELECT s.session_id, e.seq, e.event_json, f.score FROM
+    this.all = withLimit(
+      db,
+      (limit) =>
+        `SELECT s.session_id, e.seq, e.event_json, f.score FROM
          (SELECT rowid, bm25(transcript_fts) AS score FROM transcript_fts
           WHERE transcript_fts MATCH ? AND rowid NOT IN (SELECT id FROM transcript_fts_stale)
-          ORDER BY score LIMIT ?) f
+          ORDER BY score LIMIT ${limit}) f
        JOIN transcript_events e ON e.id = f.rowid
        JOIN sessions s ON s.session_no = e.session_no
        ORDER BY f.score`,
     );
-    this.inSession = db.prepareOnUse(
-      `SELECT s.session_id, e.seq, e.event_json, bm25(transcript_fts) AS score
+    this.inSession = withLimit(
+      db,
+      (limit) =>
+        `SELECT s.session_id, e.seq, e.event_json, bm25(transcript_fts) AS score
        FROM transcript_fts
        JOIN transcript_events e ON e.id = transcript_fts.rowid
        JOIN sessions s ON s.session_no = e.session_no
-       WHERE transcript_fts MATCH ? AND s.session_id = ? ORDER BY score LIMIT ?`,
+       WHERE transcript_fts MATCH ? AND s.session_id = ? ORDER BY score LIMIT ${limit}`,
     );
     const pending = (columns: string) => `SELECT ${columns}
       FROM transcript_events e JOIN sessions s ON s.session_no = e.session_no
@@ -139,22 +168,25 @@ export class TranscriptSearch {
       "SELECT count(*) AS n FROM transcript_fts WHERE transcript_fts MATCH ?",
     );
     // cold_fts rowids are session_no * 2^32 + seq (agent/0013_cold_sessions.sql).
-    const coldHits = (where: string) =>
+    const coldHits = (where: string, limit: number) =>
       `SELECT s.session_id, c.seq, e.event_json, c.score FROM
          (SELECT rowid / 4294967296 AS session_no, rowid % 4294967296 AS seq,
             bm25(cold_fts) AS score
-          FROM cold_fts WHERE ${where} ORDER BY score LIMIT ?) c
+          FROM cold_fts WHERE ${where} ORDER BY score LIMIT ${limit}) c
        JOIN sessions s ON s.session_no = c.session_no
        LEFT JOIN transcript_events e ON e.session_no = c.session_no AND e.seq = c.seq
        ORDER BY c.score`;
-    this.coldAll = db.prepareOnUse(coldHits("cold_fts MATCH ?"));
+    this.coldAll = withLimit(db, (limit) => coldHits("cold_fts MATCH ?", limit));
     // A MATCH on an empty FTS5 table still sets up its query (about 40 µs at 200,000 events);
     // a home that never moved a session cold has no cold row to look for.
     this.coldAny = db.prepareOnUse("SELECT EXISTS (SELECT 1 FROM cold_fts_content) AS any");
-    this.coldInSession = db.prepareOnUse(
-      coldHits(`cold_fts MATCH ? AND rowid BETWEEN
-        (SELECT session_no * 4294967296 FROM sessions WHERE session_id = ?)
-        AND (SELECT session_no * 4294967296 + 4294967295 FROM sessions WHERE session_id = ?)`),
+    this.coldInSession = withLimit(db, (limit) =>
+      coldHits(
+        `cold_fts MATCH ? AND rowid BETWEEN
+          (SELECT session_no * 4294967296 FROM sessions WHERE session_id = ?)
+          AND (SELECT session_no * 4294967296 + 4294967295 FROM sessions WHERE session_id = ?)`,
+        limit,
+      ),
     );
   }
 
@@ -187,8 +219,8 @@ export class TranscriptSearch {
   private matchIndexed(match: string, sessionId: string | undefined, limit: number): HitRow[] {
     const hot =
       sessionId === undefined
-        ? this.all.all(match, limit)
-        : this.inSession.all(match, sessionId, limit);
+        ? this.all(limit).all(match)
+        : this.inSession(limit).all(match, sessionId);
     const cold = this.matchCold(match, sessionId, limit);
     if (cold.length === 0) return hot;
     return [...hot, ...cold].sort((a, b) => a.score - b.score).slice(0, limit);
@@ -202,8 +234,8 @@ export class TranscriptSearch {
     if (this.coldAny.get()?.any !== 1) return [];
     const rows =
       sessionId === undefined
-        ? this.coldAll.all(match, limit)
-        : this.coldInSession.all(match, sessionId, sessionId, limit);
+        ? this.coldAll(limit).all(match)
+        : this.coldInSession(limit).all(match, sessionId, sessionId);
     const hits: HitRow[] = [];
     const archived = new Map<string, ColdHitRow[]>();
     for (const row of rows) {
@@ -277,11 +309,14 @@ export class TranscriptSearch {
       sessionId === undefined
         ? this.pendingAll.all(mark)
         : this.pendingInSession.all(mark, sessionId);
-    // Most searches match none of the waiting events: ruled out on their row's raw JSON, no
-    // event is parsed.
+    // Most searches match none of the waiting events: ruled out on their row's raw JSON, then
+    // the few rows that may match on their text. Only once one does are all of them parsed: the
+    // scores count every waiting text.
     const tokens = requiredTokens(match);
-    if (!rows.some((row) => mayHold(row.event_json, tokens))) return [];
-    const texts = rows.map((row) => indexedText(JSON.parse(row.event_json)));
+    const text = (row: PendingRow) => indexedText(JSON.parse(row.event_json));
+    const candidates = rows.filter((row) => mayHold(row.event_json, tokens)).map(text);
+    if (!scoreDocuments(candidates, match).some((score) => score !== null)) return [];
+    const texts = rows.map(text);
     return this.scoreWaiting(texts, match).map(({ at, score }) => {
       const row = rows[at] as PendingRow;
       return { session_id: row.session_id, seq: row.seq, event_json: row.event_json, score };
