@@ -57,7 +57,8 @@ export function* readLines(
         if (overLong || total > maxLineBytes) {
           yield { line, error: `line is over ${maxLineBytes} bytes`, bytes: total };
         } else {
-          yield decode(Buffer.concat([...parts, piece]), line);
+          // Most lines lie within one chunk: decoded in place, not copied first.
+          yield decode(parts.length === 0 ? piece : Buffer.concat([...parts, piece]), line);
         }
         parts = [];
         partBytes = 0;
