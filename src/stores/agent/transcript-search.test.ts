@@ -160,6 +160,35 @@ describe("TranscriptSearch", () => {
     home.close();
   });
 
+  it("gives the best hits for any limit, in turn, in one session or all", () => {
+    const { home, agent, add } = setup();
+    // Event k says "basil" k times among 30 words: every score differs.
+    for (let k = 1; k <= 30; k++) {
+      const words = Array.from({ length: 30 }, (_, i) => (i < k ? "basil" : `filler${i}`));
+      add(k % 2 === 0 ? "even" : "odd", "user", words.join(" "));
+    }
+    // While the events wait for the index (matched in JS), and once they are indexed (by SQL).
+    for (const indexed of [false, true]) {
+      if (indexed) agent.transcripts.index.indexPending();
+      // Waiting: the 30 messages and the headers of their 2 sessions.
+      expect(agent.transcripts.index.unindexed()).toBe(indexed ? 0 : 32);
+      const best = agent.search.search("basil", { limit: 500 }).map((h) => [h.sessionId, h.seq]);
+      expect(best).toHaveLength(30);
+      const odd = agent.search
+        .search("basil", { sessionId: "odd", limit: 500 })
+        .map((h) => [h.sessionId, h.seq]);
+      expect(odd).toEqual(best.filter(([sessionId]) => sessionId === "odd"));
+      // More limits than the store keeps statements for, some asked again after the others.
+      for (const limit of [1, 2, 3, 5, 8, 13, 21, 2, 1, 30]) {
+        const hits = agent.search.search("basil", { limit });
+        expect(hits.map((h) => [h.sessionId, h.seq])).toEqual(best.slice(0, limit));
+        const inOdd = agent.search.search("basil", { sessionId: "odd", limit });
+        expect(inOdd.map((h) => [h.sessionId, h.seq])).toEqual(odd.slice(0, limit));
+      }
+    }
+    home.close();
+  });
+
   it("finds an assistant's error message and the argument values of its tool calls", () => {
     const { home, agent, add } = setup();
     add("s", "assistant", [], { errorMessage: "429 rate_limit_error: quota exhausted" });
