@@ -63,22 +63,6 @@ interface PendingRow {
 /** A waiting event as a writer reads it: the text it appended is held, its JSON read if it hits. */
 type PendingKey = Omit<PendingRow, "event_json">;
 
-/**
- * Full-text search over message text, tool results and summaries (FTS5, bm25 ranking). Any user
- * string is safe: it is reduced to quoted words before it reaches MATCH.
- *
- * Never stale: events are indexed behind a watermark, not in their append, so a search first
- * takes in what is pending, in the snapshot of its MATCH. The few dozen events a writer leaves
- * unindexed are matched in JS (pending-match.ts), scored by FTS5's bm25 with the index's own
- * figures (as if they were indexed), and merged with the indexed hits; a longer backlog is indexed
- * first, in the transaction of the MATCH (a read-only connection, which cannot write, matches the
- * whole backlog itself).
- *
- * Cold sessions are searched too, in their own index (`cold_fts`, see ColdStore): the best hits of
- * both indexes are merged by score. bm25 depends on the statistics of the index it ranks in, so a
- * hot and a cold score are not strictly comparable; both rank the same words in the same way,
- * which is close enough to interleave them, and which hits are found does not depend on it.
- */
 /** Statements for limits a caller asked for lately: most ask for one limit, always the same. */
 const LIMITS_KEPT = 4;
 
@@ -104,6 +88,22 @@ function withLimit<Row>(
   };
 }
 
+/**
+ * Full-text search over message text, tool results and summaries (FTS5, bm25 ranking). Any user
+ * string is safe: it is reduced to quoted words before it reaches MATCH.
+ *
+ * Never stale: events are indexed behind a watermark, not in their append, so a search first
+ * takes in what is pending, in the snapshot of its MATCH. The few dozen events a writer leaves
+ * unindexed are matched in JS (pending-match.ts), scored by FTS5's bm25 with the index's own
+ * figures (as if they were indexed), and merged with the indexed hits; a longer backlog is indexed
+ * first, in the transaction of the MATCH (a read-only connection, which cannot write, matches the
+ * whole backlog itself).
+ *
+ * Cold sessions are searched too, in their own index (`cold_fts`, see ColdStore): the best hits of
+ * both indexes are merged by score. bm25 depends on the statistics of the index it ranks in, so a
+ * hot and a cold score are not strictly comparable; both rank the same words in the same way,
+ * which is close enough to interleave them, and which hits are found does not depend on it.
+ */
 export class TranscriptSearch {
   private readonly index: TranscriptIndex;
   private readonly all: (limit: number) => SqlStatement<HitRow>;
