@@ -231,7 +231,7 @@ describe("TranscriptSearch", () => {
     home.close();
   });
 
-  it("scores the events still above the watermark as FTS5's bm25 does once they are indexed", () => {
+  it("scores the events still above the watermark as FTS5's bm25 does once they are indexed, on a writer and a read-only connection", () => {
     const words = ["basil", "Basil", "tomato", "café", "cafe", "naïve", "deploy", "deployment"];
     const cjk = ["東京の天気", "支持的通道列表", "東京", "销售数据"];
     const text = fc
@@ -257,7 +257,9 @@ describe("TranscriptSearch", () => {
         fc.array(text, { minLength: 1, maxLength: 40 }),
         fc.constantFrom(...queries),
         (indexed, pending, query) => {
-          const { home, agent } = setup();
+          const dir = tempDir();
+          const home = openStateHome({ home: dir });
+          const agent = home.agent("main");
           const message = (t: string) => ({
             type: "message",
             message: { role: "user", content: [{ type: "text", text: t }] },
@@ -270,13 +272,18 @@ describe("TranscriptSearch", () => {
           // Still above the watermark: the search matched them itself.
           expect(agent.transcripts.index.unindexed()).toBeGreaterThan(0);
           const before = agent.search.search(query, { limit: 500 });
+          // A read-only connection holds none of their texts: it reads and matches their rows.
+          const reader = openStateHome({ home: dir, readonly: true });
+          const read = reader.agent("main").search.search(query, { limit: 500 });
+          reader.close();
           agent.transcripts.index.indexPending();
           expect(agent.transcripts.index.unindexed()).toBe(0);
           const after = agent.search.search(query, { limit: 500 });
           const ids = (hits: typeof before) => hits.map((hit) => hit.eventId).sort();
           expect(ids(before)).toEqual(ids(after));
+          expect(ids(read)).toEqual(ids(after));
           const scored = new Map(after.map((hit) => [hit.eventId, hit.score]));
-          for (const hit of before.filter((h) => fresh.has(h.eventId))) {
+          for (const hit of [...before, ...read].filter((h) => fresh.has(h.eventId))) {
             expect(hit.score).toBeCloseTo(scored.get(hit.eventId) ?? Number.NaN, 9);
             compared++;
           }
