@@ -313,10 +313,16 @@ export class TranscriptSearch {
     // the few rows that may match on their text. Only once one does are all of them parsed: the
     // scores count every waiting text.
     const tokens = requiredTokens(match);
-    const text = (row: PendingRow) => indexedText(JSON.parse(row.event_json));
-    const candidates = rows.filter((row) => mayHold(row.event_json, tokens)).map(text);
+    const parsed: string[] = [];
+    const text = (at: number) => {
+      parsed[at] ??= indexedText(JSON.parse((rows[at] as PendingRow).event_json));
+      return parsed[at];
+    };
+    const candidates = rows.flatMap((row, at) =>
+      mayHold(row.event_json, tokens) ? [text(at)] : [],
+    );
     if (!scoreDocuments(candidates, match).some((score) => score !== null)) return [];
-    const texts = rows.map(text);
+    const texts = rows.map((_, at) => text(at));
     return this.scoreWaiting(texts, match).map(({ at, score }) => {
       const row = rows[at] as PendingRow;
       return { session_id: row.session_id, seq: row.seq, event_json: row.event_json, score };
