@@ -15,7 +15,8 @@ import { cjkBigrams, isCjk, splitCjk } from "./cjk-terms.js";
  */
 const WORD = /[\p{L}\p{N}_]+\*?/gu;
 const MAX_TERMS = 32;
-const NON_ASCII = /[\u0080-\uffff]/;
+/** Any character past ASCII: text without one needs no Unicode folding or classes. */
+export const NON_ASCII = /[\u0080-\uffff]/;
 
 export function searchTerms(input: string): string[] {
   const seen = new Set<string>();

@@ -1,3 +1,5 @@
+import { NON_ASCII } from "./fts-query.js";
+
 /**
  * Matching of events the full-text index has not taken in yet (the few a writer leaves behind its
  * watermark, or a backlog a read-only connection cannot index): the same tokens as FTS5's
@@ -26,7 +28,6 @@ export interface IndexFigures {
   rowsMatching(phrase: string): number;
 }
 
-const NON_ASCII = /[\u0080-\uffff]/;
 const ASCII_TOKEN = /[a-z0-9]+/g;
 
 export function tokenize(text: string): string[] {

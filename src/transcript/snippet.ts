@@ -1,5 +1,5 @@
 import { isCjk, splitCjk } from "./cjk-terms.js";
-import { normalizeWord } from "./fts-query.js";
+import { NON_ASCII, normalizeWord } from "./fts-query.js";
 
 export interface Snippet {
   text: string;
@@ -68,10 +68,9 @@ function findMatches(
   return mergeRanges(matches);
 }
 
-const NON_ASCII = /[\u0080-\uffff]/;
 const ASCII_TERM = /^[a-z0-9_]+\*?$/;
-let lastTerms = "";
-let lastPattern: RegExp | null = null;
+/** The expression of each terms array a search passes to its snippets (null: none applies). */
+const patterns = new WeakMap<readonly string[], RegExp | null>();
 
 /**
  * For ASCII text and ASCII terms, one expression that matches exactly the words the general scan
@@ -80,15 +79,15 @@ let lastPattern: RegExp | null = null;
  * by its Unicode classes. Undefined when the general scan is needed.
  */
 function asciiWordPattern(text: string, terms: readonly string[]): RegExp | undefined {
-  if (NON_ASCII.test(text) || !terms.every((term) => ASCII_TERM.test(term))) return undefined;
-  const key = terms.join(" ");
-  if (key !== lastTerms) {
+  if (NON_ASCII.test(text)) return undefined;
+  let pattern = patterns.get(terms);
+  if (pattern === undefined) {
+    const ascii = terms.length > 0 && terms.every((term) => ASCII_TERM.test(term));
     const choices = terms.map((term) => (term.endsWith("*") ? `${term.slice(0, -1)}\\w*` : term));
-    lastPattern =
-      choices.length === 0 ? null : new RegExp(`(?<!\\w)(?:${choices.join("|")})(?!\\w)`, "gi");
-    lastTerms = key;
+    pattern = ascii ? new RegExp(`(?<!\\w)(?:${choices.join("|")})(?!\\w)`, "gi") : null;
+    patterns.set(terms, pattern);
   }
-  return lastPattern ?? undefined;
+  return pattern ?? undefined;
 }
 
 function asciiMatches(text: string, pattern: RegExp, width: number): Array<[number, number]> {
