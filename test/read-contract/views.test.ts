@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { openRawSqlite, type RawSqlite } from "../../src/db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../src/home.js";
+import { corpusTranscripts } from "../../src/test-support/corpus.js";
 import { useTempDirs } from "../../src/test-support/temp-dir.js";
 import { AGENT } from "../upgrade/assert-upgraded.js";
 import { ALPHA } from "../upgrade/rich-agent.js";
@@ -94,22 +95,26 @@ describe("the published read views (v1)", () => {
     });
   });
 
-  it("give the same rows on an upgraded database as on a fresh one with the same data", () => {
-    const upgraded = tempDir();
-    const fresh = tempDir();
-    freshHome(fresh, upgradedHome(upgraded));
-    const before = withRaw(agentDb(upgraded), viewRows);
-    expect(before.agentstate_events_v1?.length).toBeGreaterThan(30);
-    expect(before["search kubernetes"]?.length).toBeGreaterThan(0);
-    expect(before['search "通道"']?.length).toBeGreaterThan(0);
-    expect(before.agentstate_unindexed_events_v1).toEqual([]);
-    expect(withRaw(agentDb(fresh), viewRows)).toEqual(before);
-    appendOneMore(upgraded);
-    appendOneMore(fresh);
-    const after = withRaw(agentDb(upgraded), viewRows);
-    expect(after.agentstate_unindexed_events_v1).toHaveLength(1);
-    expect(withRaw(agentDb(fresh), viewRows)).toEqual(after);
-  });
+  // Its sizes count the real corpus session: a clone without ../shared (never CI) skips it.
+  it.skipIf(corpusTranscripts().length === 0)(
+    "give the same rows on an upgraded database as on a fresh one with the same data",
+    () => {
+      const upgraded = tempDir();
+      const fresh = tempDir();
+      freshHome(fresh, upgradedHome(upgraded));
+      const before = withRaw(agentDb(upgraded), viewRows);
+      expect(before.agentstate_events_v1?.length).toBeGreaterThan(30);
+      expect(before["search kubernetes"]?.length).toBeGreaterThan(0);
+      expect(before['search "通道"']?.length).toBeGreaterThan(0);
+      expect(before.agentstate_unindexed_events_v1).toEqual([]);
+      expect(withRaw(agentDb(fresh), viewRows)).toEqual(before);
+      appendOneMore(upgraded);
+      appendOneMore(fresh);
+      const after = withRaw(agentDb(upgraded), viewRows);
+      expect(after.agentstate_unindexed_events_v1).toHaveLength(1);
+      expect(withRaw(agentDb(fresh), viewRows)).toEqual(after);
+    },
+  );
 
   it("refuse writes", () => {
     const home = tempDir();
