@@ -3,6 +3,7 @@ import { layoutUpgradePending } from "./db/layout-upgrade.js";
 import { latestSchemaVersion } from "./db/schema.js";
 import type { HomeDatabaseOptions } from "./home-options.js";
 import type { AgentReader } from "./stores/agent/agent-state.js";
+import { coldIndexMovePending } from "./stores/agent/cold-index-upgrade.js";
 import { TranscriptSearch } from "./stores/agent/transcript-search.js";
 
 /** `readBare`'s answer for a database an older release wrote: only the pool's open upgrades it. */
@@ -31,7 +32,8 @@ export function readBare<R>(
   });
   try {
     // The stores read today's schema; an older file is brought up to it by a writable open first.
-    if (db.schemaVersion < latestSchemaVersion("agent") || layoutUpgradePending(db)) {
+    const behind = layoutUpgradePending(db) || coldIndexMovePending(db);
+    if (db.schemaVersion < latestSchemaVersion("agent") || behind) {
       return NEEDS_UPGRADE;
     }
     return fn({ agentId, search: new TranscriptSearch(db, agentId) });

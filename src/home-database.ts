@@ -2,13 +2,20 @@ import { type Database, openDatabase } from "./db/database.js";
 import { layoutUpgradePending, type UpgradeProgressListener } from "./db/layout-upgrade.js";
 import { type DatabaseRole, latestSchemaVersion } from "./db/schema.js";
 import type { HomeDatabaseOptions } from "./home-options.js";
+import { coldIndexMovePending, finishColdIndexMove } from "./stores/agent/cold-index-upgrade.js";
 import { TranscriptIndex } from "./stores/agent/transcript-index.js";
 
 /**
- * Indexes the search backlog (an upgraded database's whole history, or the few events a writer
- * closed with) in bounded transactions, reporting through the upgrade listener.
+ * What a writable open of an agent finishes after the migrations, reporting through the upgrade
+ * listener: an upgraded database's cold search rows moved to the cold index file, and the search
+ * backlog (an upgraded database's whole history, or the few events a writer closed with) indexed
+ * in bounded transactions.
  */
-export function indexBacklog(db: Database, onProgress: UpgradeProgressListener | undefined): void {
+export function finishAgentOpen(
+  db: Database,
+  onProgress: UpgradeProgressListener | undefined,
+): void {
+  finishColdIndexMove(db, onProgress);
   new TranscriptIndex(db).catchUpAtOpen(
     onProgress && ((done, total) => onProgress({ step: "search index", done, total })),
   );
@@ -28,13 +35,13 @@ export function openHomeDatabase(
   if (!options.readonly) return db;
   const current =
     db.schemaVersion >= latestSchemaVersion(role) &&
-    (role !== "agent" || !layoutUpgradePending(db));
+    (role !== "agent" || !(layoutUpgradePending(db) || coldIndexMovePending(db)));
   if (current) return db;
   db.close();
   const { readonly: _, ...writable } = options;
   const upgrader = openDatabase({ path, role, create: false, ...writable });
   try {
-    if (role === "agent") indexBacklog(upgrader, options.onUpgradeProgress);
+    if (role === "agent") finishAgentOpen(upgrader, options.onUpgradeProgress);
   } finally {
     upgrader.close();
   }

@@ -21,7 +21,7 @@ import { chooseDriver } from "./db/driver-choice.js";
 import { StateError } from "./db/errors.js";
 import { rejectUnknownOptions } from "./db/options.js";
 import { settlePendingRestore } from "./db/pending-restore.js";
-import { indexBacklog, openHomeDatabase } from "./home-database.js";
+import { finishAgentOpen, openHomeDatabase } from "./home-database.js";
 import {
   AGENT_OPTION_KEYS,
   HOME_OPTION_KEYS,
@@ -190,7 +190,7 @@ export class StateHome extends GlobalStores implements AgentSource {
           : registered?.schema_version !== db.schemaVersion;
         if (moved) this.register(agentId, relative, db);
         // The first open worked the backlog off; since then appends here index as they go.
-        if (!reopen) indexBacklog(db, this.openOptions.onUpgradeProgress);
+        if (!reopen) finishAgentOpen(db, this.openOptions.onUpgradeProgress);
       } catch (error) {
         db.close();
         throw error;

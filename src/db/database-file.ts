@@ -111,7 +111,11 @@ function buildDraft(draft: string, role: DatabaseRole, factory: DriverFactory, m
     driver.exec("PRAGMA auto_vacuum = INCREMENTAL");
     applyPragmas(driver, mode);
     migrate(driver, role);
-    if (role === "agent") finishLayoutUpgrade(driver);
+    if (role === "agent") {
+      finishLayoutUpgrade(driver);
+      // A new agent has no cold search rows to move to its cold index file (agent/0017).
+      driver.exec("DROP TABLE cold_fts");
+    }
   } finally {
     // The only connection: its close copies the WAL back into the file and removes it.
     driver.close();

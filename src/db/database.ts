@@ -22,7 +22,12 @@ import {
 } from "./filesystem.js";
 import type { UpgradeProgressListener } from "./layout-upgrade.js";
 import { rejectUnknownOptions } from "./options.js";
-import { type DatabaseRole, latestSchemaVersion, type MigrationResult } from "./schema.js";
+import {
+  DATABASE_ROLES,
+  type DatabaseRole,
+  latestSchemaVersion,
+  type MigrationResult,
+} from "./schema.js";
 
 export { CONNECTION_PRAGMAS };
 
@@ -517,8 +522,10 @@ function validateOpenOptions(options: OpenDatabaseOptions): void {
   if (typeof options.path !== "string" || options.path === "") {
     throw new TypeError("Expected openDatabase({ path }) to be a non-empty string");
   }
-  if (options.role !== "global" && options.role !== "agent") {
-    throw new TypeError(`Expected openDatabase({ role }) to be "global" or "agent"`);
+  if (!DATABASE_ROLES.includes(options.role)) {
+    throw new TypeError(
+      `Expected openDatabase({ role }) to be one of ${DATABASE_ROLES.join(", ")}`,
+    );
   }
 }
 

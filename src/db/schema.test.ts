@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { AGENT_COLUMNS, AGENT_DATABASE_COLUMNS } from "../home.js";
 import { RUN_ARTIFACT_COLUMNS, TOOL_ARTIFACT_COLUMNS } from "../stores/agent/artifact-store.js";
 import { CACHE_ENTRY_COLUMNS } from "../stores/agent/cache-store.js";
+import { COLD_INDEX_SESSION_COLUMNS } from "../stores/agent/cold-index.js";
 import { CONTEXT_SNAPSHOT_COLUMNS } from "../stores/agent/context-snapshot-store.js";
 import { FACT_COLUMNS, FACT_HISTORY_COLUMNS, FACT_TAG_COLUMNS } from "../stores/agent/fact-rows.js";
 import { INPUT_COLUMNS } from "../stores/agent/input-rows.js";
@@ -11,6 +12,7 @@ import { SESSION_STATE_COLUMNS } from "../stores/agent/memory-state-store.js";
 import { SESSION_ENTRY_COLUMNS } from "../stores/agent/session-store.js";
 import { TOPIC_COLUMNS, TOPIC_MEMBERSHIP_COLUMNS } from "../stores/agent/topic-rows.js";
 import {
+  COLD_INDEX_CLAIM_COLUMNS,
   COLD_SESSION_COLUMNS,
   EVENT_COLUMNS,
   SESSION_COLUMNS,
@@ -102,11 +104,15 @@ const DECLARED: Record<DatabaseRole, Record<string, readonly string[]>> = {
     inputs: INPUT_COLUMNS,
     usage_daily: USAGE_DAILY_COLUMNS,
     cold_sessions: COLD_SESSION_COLUMNS,
+    cold_index_claims: COLD_INDEX_CLAIM_COLUMNS,
+  },
+  "cold-index": {
+    cold_index_sessions: COLD_INDEX_SESSION_COLUMNS,
   },
 };
 
 describe("schema migrations", () => {
-  for (const role of ["global", "agent"] as const) {
+  for (const role of ["global", "agent", "cold-index"] as const) {
     it(`${role}: numbered files apply in order and are recorded with their SHA-256`, () => {
       const migrations = loadMigrations(role);
       expect(migrations.length).toBe(latestSchemaVersion(role));

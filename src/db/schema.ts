@@ -5,7 +5,8 @@ import type { SqlDriver } from "./driver.js";
 import { StateError } from "./errors.js";
 import { withTempInMemory } from "./temp-store.js";
 
-export type DatabaseRole = "global" | "agent";
+export const DATABASE_ROLES = ["global", "agent", "cold-index"] as const;
+export type DatabaseRole = (typeof DATABASE_ROLES)[number];
 /** The roles of SQLite databases, and the control plane's PostgreSQL schema (`schema/postgres/`). */
 export type SchemaSet = DatabaseRole | "postgres";
 

@@ -16,12 +16,16 @@ export interface GcDatabaseReport extends Partial<SweepReport> {
    */
   retained?: Record<string, number>;
   /**
-   * An agent's rows of transcript_fts that moves to cold storage left behind (their copies are in
-   * cold_fts), dropped before any vacuum so their space is free for it.
+   * An agent's search rows nothing needs any more, dropped before any vacuum so their space is
+   * free for it: rows of transcript_fts that moves to cold storage left behind (their copies are
+   * in the cold index), and rows of the cold index no claim covers (a deleted session's, a failed
+   * move's).
    */
   coldIndexRows?: number;
   /** With `--vacuum`: what giving its free space back did. */
   vacuum?: VacuumResult;
+  /** With `--vacuum`, for an agent with a cold index file: the same for that file. */
+  coldIndexVacuum?: VacuumResult;
   /** Set when the database could not be opened or swept; the other databases still were. */
   error?: string;
   /** An agent's `PRAGMA quick_check`: "ok" or the problems found (recorded for `status`). */
@@ -115,7 +119,11 @@ export function collectGarbage(
         ({ db, cold }) => {
           const coldIndexRows = cold.purgeIndex();
           const retained = () => ({ inputs: pruneInputs(db, retention, now) });
-          return { coldIndexRows, ...sweepOne(db, agentId, now, retained, options) };
+          const swept = { coldIndexRows, ...sweepOne(db, agentId, now, retained, options) };
+          const coldIndexVacuum = options.vacuum ? cold.index.vacuum() : undefined;
+          if (coldIndexVacuum === undefined) return swept;
+          options.onProgress?.(describeVacuum(`${agentId} cold index`, coldIndexVacuum));
+          return { ...swept, coldIndexVacuum };
         },
         { create: false },
       );

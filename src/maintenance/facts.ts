@@ -97,8 +97,8 @@ const FACTS = `SELECT s.session_id, s.session_no, s.session_key, s.created_at,
         (SELECT sha256 FROM transcript_blob_refs WHERE session_no = s.session_no)) AS hot_bytes,
     (SELECT coalesce(sum(length(text)), 0) FROM transcript_fts WHERE rowid IN
         (SELECT id FROM transcript_events WHERE session_no = s.session_no))
-    + (SELECT coalesce(sum(length(text)), 0) FROM cold_fts WHERE rowid
-        BETWEEN s.session_no * 4294967296 AND s.session_no * 4294967296 + 4294967295) AS index_text,
+    + coalesce((SELECT text_bytes FROM cold_index_claims WHERE session_no = s.session_no), 0)
+      AS index_text,
     EXISTS (SELECT 1 FROM sessions f WHERE f.predecessor_id = s.session_id
       AND coalesce(f.reset_reason, '') NOT IN ('compaction', 'reset')) AS fork_parent,
     EXISTS (SELECT 1 FROM sessions f WHERE f.predecessor_id = s.session_id

@@ -16,7 +16,10 @@ export interface AgentStorage {
   agentId: string;
   /** The agent database with its -wal and -shm: the hot data. */
   hotBytes: number;
-  /** Its cold directory: the archives of its cold sessions (and any move's leftover temp file). */
+  /**
+   * Its cold directory: the archives of its cold sessions, their search index (`index.sqlite`) and
+   * any move's leftover temp file.
+   */
   coldBytes: number;
   /** Every file under the agent's directory (`agents/<id>/`), hot and cold included. */
   totalBytes: number;

@@ -225,7 +225,9 @@ function coldFiles(home: string): { onDisk: string[]; referenced: string[] } {
     )
       .map((p) => p.split("/").at(-1) as string)
       .sort();
-    return { onDisk: readdirSync(join(home, AGENT_DIR, "cold")).sort(), referenced };
+    // The archives, beside the cold index file (a journal a killed write left would show here).
+    const onDisk = readdirSync(join(home, AGENT_DIR, "cold")).filter((n) => n !== "index.sqlite");
+    return { onDisk: onDisk.sort(), referenced };
   } finally {
     raw.close();
   }

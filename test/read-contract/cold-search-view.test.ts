@@ -1,5 +1,7 @@
-// agentstate_cold_search_v1: the index rows of cold sessions (and of sessions restored since),
-// read by plain SQL beside agentstate_search_v1, whose rows they complete.
+// agentstate_cold_search_v1: the index rows of cold sessions (and of sessions restored since), in
+// the agent's cold index file, read by plain SQL beside agentstate_search_v1, whose rows they
+// complete.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openRawSqlite } from "../../src/db/test-support/raw-sqlite.js";
@@ -26,7 +28,7 @@ function rowsOf(dbPath: string, view: string, word: string): Record<string, unkn
 }
 
 describe("agentstate_cold_search_v1", () => {
-  it("holds the index rows of cold and restored sessions: with search_v1, every row as before", () => {
+  it("holds the index rows of cold and restored sessions in the cold index file: with search_v1, every row", () => {
     const home = tempDir();
     const state = openStateHome({ home });
     const agent = state.agent("main");
@@ -35,27 +37,36 @@ describe("agentstate_cold_search_v1", () => {
     }
     agent.transcripts.index.indexPending();
     const dbPath = join(home, "agents", "main", "agent", "agent.sqlite");
+    const coldPath = join(home, "agents", "main", "agent", "cold", "index.sqlite");
     const before = rowsOf(dbPath, "agentstate_search_v1", "zebras");
     expect(before).toHaveLength(16);
-    expect(rowsOf(dbPath, "agentstate_cold_search_v1", "zebras")).toEqual([]);
+    expect(existsSync(coldPath)).toBe(false);
     const ofA = before.filter((r) => r.session_id === "a");
+    // A cold event has no row to read there: its seq and text are in the view.
+    const coldOfA = ofA.map((r) => ({ ...r, event_id: null, event_type: null, created_at: null }));
 
     agent.cold.move("a");
     expect(rowsOf(dbPath, "agentstate_search_v1", "zebras")).toEqual(
       before.filter((r) => r.session_id === "b"),
     );
-    // Cold: the event is in the archive, not in a row; its seq and text are here.
-    expect(rowsOf(dbPath, "agentstate_cold_search_v1", "zebras")).toEqual(
-      ofA.map((r) => ({ ...r, event_id: null, event_type: null, created_at: null })),
-    );
+    expect(rowsOf(coldPath, "agentstate_cold_search_v1", "zebras")).toEqual(coldOfA);
 
     agent.transcripts.append("a", user("warm again"));
     expect(agent.cold.isCold("a")).toBe(false);
-    // Restored: the same rows, now with their event's columns from its hot row.
-    expect(rowsOf(dbPath, "agentstate_cold_search_v1", "zebras")).toEqual(ofA);
+    // Restored: the same rows stay (the file cannot read the agent database's hot rows).
+    expect(rowsOf(coldPath, "agentstate_cold_search_v1", "zebras")).toEqual(coldOfA);
+    expect(rowsOf(dbPath, "agentstate_search_v1", "zebras")).toEqual(
+      before.filter((r) => r.session_id === "b"),
+    );
     state.close();
 
-    const raw = openRawSqlite(dbPath, { readonly: true });
+    // The agent database has no such view: a view cannot read another file.
+    const agentDb = openRawSqlite(dbPath, { readonly: true });
+    const views = agentDb.prepare("SELECT name FROM sqlite_master WHERE type = 'view'").pluck();
+    expect(views.all()).not.toContain("agentstate_cold_search_v1");
+    agentDb.close();
+
+    const raw = openRawSqlite(coldPath, { readonly: true });
     try {
       const one = (sql: string) => raw.prepare(sql).pluck().all();
       expect(

@@ -2,14 +2,24 @@ import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
 import type { ArchivedBlob, ArchivedEvent, ArchiveReader } from "../../transcript/cold-archive.js";
-import type { ColdSessionRow, EventRow } from "./transcript-rows.js";
+import type { ColdIndexRow } from "./cold-index.js";
+import type { ColdIndexClaimRow, ColdSessionRow, EventRow } from "./transcript-rows.js";
 
 /** A session's hot rows as a move reads them (in one snapshot). */
 export interface SessionRows {
   sessionNo: number;
   events: ArchivedEvent[];
   blobs: ArchivedBlob[];
+  /** What the session's claim on the cold index covers already (0 without one). */
+  claimedThrough: number;
+  /** The indexed text of its events after that, for the cold index. */
+  indexRows: ColdIndexRow[];
+  /** False when an event of the session is not indexed yet (appended since the move began). */
+  indexed: boolean;
 }
+
+/** What a session's rows in the cold index are, by the agent database. */
+export type ColdIndexClaim = Pick<ColdIndexClaimRow, "through_seq" | "rows">;
 
 /** The cold row's columns a move supplies. */
 export type ColdRowFields = Omit<ColdSessionRow, "session_no">;
@@ -29,7 +39,10 @@ export class ColdRows {
   private readonly selectBlobs: SqlStatement<BlobRow>;
   private readonly selectStats: SqlStatement<{ n: number; last: number }>;
   private readonly selectEventTop: SqlStatement<{ top: number }>;
-  private readonly copyIndexOut: SqlStatement;
+  private readonly selectClaim: SqlStatement<ColdIndexClaim>;
+  private readonly selectIndexRows: SqlStatement<ColdIndexRow>;
+  private readonly selectUnindexed: SqlStatement<{ found: number }>;
+  private readonly claim: SqlStatement;
   private readonly insertCold: SqlStatement;
   private readonly deleteEvents: SqlStatement;
   private readonly markIndexStale: SqlStatement;
@@ -62,10 +75,21 @@ export class ColdRows {
     this.selectEventTop = db.prepareOnUse(
       "SELECT coalesce(max(id), 0) AS top FROM transcript_events",
     );
-    this.copyIndexOut = db.prepareOnUse(
-      `INSERT INTO cold_fts (rowid, text)
-       SELECT e.session_no * 4294967296 + e.seq, f.text
-       FROM transcript_events e JOIN transcript_fts f ON f.rowid = e.id WHERE e.session_no = ?`,
+    this.selectClaim = db.prepareOnUse(
+      "SELECT through_seq, rows FROM cold_index_claims WHERE session_no = ?",
+    );
+    this.selectIndexRows = db.prepareOnUse(
+      `SELECT e.seq, f.text FROM transcript_events e JOIN transcript_fts f ON f.rowid = e.id
+       WHERE e.session_no = ? AND e.seq > ? ORDER BY e.seq`,
+    );
+    this.selectUnindexed = db.prepareOnUse(
+      `SELECT EXISTS (SELECT 1 FROM transcript_events WHERE session_no = ? AND id >
+         (SELECT indexed_through FROM search_index_state WHERE name = 'transcript')) AS found`,
+    );
+    this.claim = db.prepareOnUse(
+      `INSERT INTO cold_index_claims (session_no, through_seq, rows, text_bytes) VALUES (?, ?, ?, ?)
+       ON CONFLICT (session_no) DO UPDATE SET through_seq = excluded.through_seq,
+         rows = rows + excluded.rows, text_bytes = text_bytes + excluded.text_bytes`,
     );
     this.insertCold = db.prepareOnUse(
       `INSERT INTO cold_sessions (session_no, archive_path, sha256, bytes, events, first_seq,
@@ -142,7 +166,20 @@ export class ColdRows {
       createdAt: row.created_at,
       data: Buffer.from(row.data),
     }));
-    return { sessionNo, events, blobs };
+    const claimedThrough = this.claimedThrough(sessionNo);
+    const indexRows = this.selectIndexRows.all(sessionNo, claimedThrough);
+    const indexed = this.selectUnindexed.get(sessionNo)?.found === 0;
+    return { sessionNo, events, blobs, claimedThrough, indexRows, indexed };
+  }
+
+  /** The last seq the session's claim on the cold index covers (0 without one). */
+  claimedThrough(sessionNo: number): number {
+    return this.selectClaim.get(sessionNo)?.through_seq ?? 0;
+  }
+
+  /** The session's claim on the cold index, if it has one. */
+  claimOf(sessionNo: number): ColdIndexClaim | undefined {
+    return this.selectClaim.get(sessionNo);
   }
 
   /** True while the session still holds exactly the rows `found` read (events are only appended). */
@@ -152,14 +189,14 @@ export class ColdRows {
   }
 
   /**
-   * Copies the session's index rows to cold_fts, records the cold row and deletes the hot rows
-   * (their blob references go with them; blobs left unreferenced are deleted). Their rows in
+   * Claims the rows the move wrote to the cold index, records the cold row and deletes the hot
+   * rows (their blob references go with them; blobs left unreferenced are deleted). Their rows in
    * transcript_fts are only marked stale, for `purgeStaleIndex` (agent/0015_cold_unindex_later.sql),
-   * but those above the largest id left. The index must be caught up first, so every event of the
-   * session has its index row.
+   * but those above the largest id left.
    */
   takeOut(found: SessionRows, fields: ColdRowFields): void {
-    this.copyIndexOut.run(found.sessionNo);
+    const textBytes = found.indexRows.reduce((sum, row) => sum + Buffer.byteLength(row.text), 0);
+    this.claim.run(found.sessionNo, fields.last_seq, found.indexRows.length, textBytes);
     this.insertCold.run(
       found.sessionNo,
       fields.archive_path,
@@ -184,7 +221,8 @@ export class ColdRows {
 
   /**
    * Inserts the archived rows back under new row ids (the old ones may have been reused) and
-   * deletes the cold row. Their index rows stay in cold_fts: the caller marks the new ids indexed.
+   * deletes the cold row. Their index rows stay in the cold index: the caller marks the new ids
+   * indexed.
    */
   putBack(row: ColdSessionRow, reader: ArchiveReader): void {
     const now = Date.now();

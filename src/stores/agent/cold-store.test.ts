@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { openRawSqlite } from "../../db/test-support/raw-sqlite.js";
 import { type AgentState, openStateHome, type StateHome } from "../../home.js";
 import { corpusTranscripts, sessionIdOfFile } from "../../test-support/corpus.js";
 import { modeOf, useTempDirs } from "../../test-support/temp-dir.js";
@@ -49,19 +50,35 @@ function hitIds(agent: AgentState, query: string, sessionId?: string): string[] 
     .sort();
 }
 
+/** The rowids of the agent's cold index file, read by plain SQL (none without the file). */
+function coldIndexRowids(agent: AgentState): number[] {
+  const path = join(agent.db.path, "..", "cold", "index.sqlite");
+  if (!existsSync(path)) return [];
+  const raw = openRawSqlite(path, { readonly: true });
+  try {
+    return raw.prepare("SELECT rowid FROM cold_fts ORDER BY rowid").pluck().all() as number[];
+  } finally {
+    raw.close();
+  }
+}
+
 /**
  * How many index rows each event has, counted on the tables: a hot row by its row id in
- * transcript_fts, or by session number and seq (rowid session_no * 2^32 + seq) in cold_fts.
+ * transcript_fts, or a row of the cold index file under session_no * 2^32 + seq that the agent
+ * database's claim covers.
  */
 function indexRowsPerEvent(agent: AgentState): { events: number; once: number; none: number } {
+  const cold = new Set(coldIndexRowids(agent));
   const per = agent.db
-    .prepare<{ n: number }>(
-      `SELECT (SELECT count(*) FROM transcript_fts WHERE rowid = e.id)
-         + (SELECT count(*) FROM cold_fts WHERE rowid = e.session_no * 4294967296 + e.seq) AS n
+    .prepare<{ n: number; cold_rowid: number; claimed: number }>(
+      `SELECT (SELECT count(*) FROM transcript_fts WHERE rowid = e.id) AS n,
+         e.session_no * 4294967296 + e.seq AS cold_rowid,
+         coalesce((SELECT e.seq <= through_seq FROM cold_index_claims
+           WHERE session_no = e.session_no), 0) AS claimed
        FROM transcript_events e`,
     )
     .all()
-    .map((row) => row.n);
+    .map((row) => row.n + (row.claimed === 1 && cold.has(row.cold_rowid) ? 1 : 0));
   expect(per.every((n) => n <= 1)).toBe(true);
   return {
     events: per.length,
@@ -172,7 +189,7 @@ describe("ColdStore.move and transparent reads", () => {
     expect(blobRefs(agent, "s1")).toEqual(refs);
     expect(agent.cold.isCold("s1")).toBe(false);
     expect(existsSync(join(dir, moved.archivePath))).toBe(false);
-    // The restored events keep their index rows in cold_fts, under (session, seq); the header
+    // The restored events keep their rows in the cold index, under (session, seq); the header
     // has no text, and the new event waits above the watermark (a search still finds it).
     expect(indexRowsPerEvent(agent)).toEqual({
       events: rows.length + 1,
@@ -232,12 +249,14 @@ describe("ColdStore.move and transparent reads", () => {
     writeFileSync(join(cold, "s99.ba9876543210.cold"), "orphan");
     writeFileSync(join(cold, "notes.txt"), "not ours");
     const second = agent.cold.move("s1");
+    // The cold index file is the agent's, never a leftover.
+    const ours = ["index.sqlite", "notes.txt"];
     expect(readdirSync(cold).sort()).toEqual(
-      ["notes.txt", "s99.ba9876543210.cold", second.archivePath.split("/").at(-1)].sort(),
+      [...ours, "s99.ba9876543210.cold", second.archivePath.split("/").at(-1)].sort(),
     );
     expect(agent.cold.sweep()).toBe(1);
     expect(readdirSync(cold).sort()).toEqual(
-      ["notes.txt", second.archivePath.split("/").at(-1)].sort(),
+      [...ours, second.archivePath.split("/").at(-1)].sort(),
     );
     expect(exportOf(agent, "s1")).toContain("warm again");
     home.close();
@@ -256,14 +275,22 @@ describe("ColdStore.move and transparent reads", () => {
       `s2/${agent.transcripts.read("s2").find((e) => JSON.stringify(e.event).includes("zebras"))?.event.id}`,
     ]);
     const counts = agent.db
-      .prepare<{ cold: number; fts: number }>(
+      .prepare<{ cold: number; claims: number; rows: number; session: number }>(
         `SELECT (SELECT count(*) FROM cold_sessions) AS cold,
-           (SELECT count(*) FROM cold_fts WHERE rowid / 4294967296 =
-             (SELECT session_no FROM sessions WHERE session_id = 's2')) AS fts`,
+           (SELECT count(*) FROM cold_index_claims) AS claims,
+           (SELECT rows FROM cold_index_claims) AS rows,
+           (SELECT session_no FROM sessions WHERE session_id = 's2') AS session`,
       )
       .get();
-    expect(counts).toEqual({ cold: 1, fts: 44 });
-    expect(agent.db.prepare("SELECT count(*) AS n FROM cold_fts").get()).toEqual({ n: 44 });
+    expect(counts).toMatchObject({ cold: 1, claims: 1, rows: 44 });
+    // The deleted session's rows stay in the file, unclaimed (never found), until gc drops them.
+    const ofS2 = (rowid: number) => Math.floor(rowid / 2 ** 32) === counts?.session;
+    expect(coldIndexRowids(agent).filter(ofS2)).toHaveLength(44);
+    expect(coldIndexRowids(agent).length).toBeGreaterThan(44);
+    expect(agent.cold.purgeIndex()).toBeGreaterThanOrEqual(coldIndexRowids(agent).length - 44);
+    expect(coldIndexRowids(agent)).toHaveLength(44);
+    expect(coldIndexRowids(agent).every(ofS2)).toBe(true);
+    expect(hitIds(agent, "zebras")).toHaveLength(1);
     home.close();
   });
 

@@ -21,6 +21,7 @@ import {
   sessionNoOfFile,
   writeArchiveFile,
 } from "./cold-files.js";
+import { ColdIndex } from "./cold-index.js";
 import { ColdArchive } from "./cold-reader.js";
 import { ColdRows, type SessionRows } from "./cold-rows.js";
 import type { TranscriptIndex } from "./transcript-index.js";
@@ -73,13 +74,17 @@ function coldInfoFromRow(sessionId: string, row: ColdSessionRow): ColdSessionInf
  * seqs, same event ids), which any append to the session does first.
  *
  * Crash safety of a move: the archive is written to a temp file, fsynced, renamed, the directory
- * fsynced, and the file read back and verified (SHA-256, counts) before one transaction records
- * the cold row and deletes the hot rows. Killed at any point, every event is either hot or in a
- * verified archive its cold row names, never both; a file without a row is removed by the next
- * move of that session or `sweep()`.
+ * fsynced, and the file read back and verified (SHA-256, counts); the session's search rows are
+ * written to the cold index (ColdIndex) and committed there; then one transaction records the
+ * cold row, claims those search rows and deletes the hot rows. Killed at any point, every event is
+ * either hot or in a verified archive its cold row names, never both; a file without a row is
+ * removed by the next move of that session or `sweep()`, and search rows without a claim are
+ * never found (the next move of the session or `gc` drops them).
  */
 export class ColdStore {
   private readonly rows: ColdRows;
+  /** The search rows of events that have been cold, in a file of their own. */
+  readonly index: ColdIndex;
   private readonly selectCold: SqlStatement<ColdSessionRow>;
   private readonly selectArchiveUse: SqlStatement<{ found: number }>;
   /** Archives whose cold row a transaction deletes (a restore, a deleted session): removed after it commits. */
@@ -88,9 +93,10 @@ export class ColdStore {
   constructor(
     private readonly db: Database,
     readonly agentId: string,
-    private readonly index: TranscriptIndex,
+    private readonly hotIndex: TranscriptIndex,
   ) {
     this.rows = new ColdRows(db);
+    this.index = new ColdIndex(db);
     this.selectCold = db.prepareOnUse(
       `SELECT c.* FROM cold_sessions c JOIN sessions s ON s.session_no = c.session_no
        WHERE s.session_id = ?`,
@@ -115,17 +121,21 @@ export class ColdStore {
     checkSessionId(sessionId);
     if (this.db.inTransaction) throw new TypeError("Expected move() outside a transaction");
     const dir = this.coldDir();
+    // Every event's search text is copied from the hot index, so it must hold them all.
+    this.hotIndex.indexPending();
     const found = this.db.snapshot(() => this.collect(sessionId));
     if ("cold" in found) {
       this.removeLeftovers(found.cold.session_no);
       return { ...this.resultOf(sessionId, found.cold), alreadyCold: true };
     }
+    if (!found.indexed) throw changedWhileMoving(sessionId);
     const encoded = encodeArchive(sessionId, found.events, found.blobs);
     const name = newArchiveName(found.sessionNo);
     const path = this.write(dir, name, encoded);
     const relative = join("agents", this.agentId, "agent", "cold", name);
     try {
       this.verifyFile(path, encoded);
+      this.index.write(found.sessionNo, sessionId, found.claimedThrough, found.indexRows);
       this.db.tx(() => this.commitMove(sessionId, found, encoded, path, relative));
     } catch (error) {
       removeFile(path);
@@ -140,8 +150,8 @@ export class ColdStore {
   /**
    * Puts a cold session's rows back (same seqs and event ids, new row ids) and removes its cold
    * row, in one transaction; the archive is deleted once that transaction has committed. Their
-   * index rows stay in cold_fts (see agent/0013_cold_sessions.sql), so the new ids are marked
-   * indexed. False when the session was not cold.
+   * search rows stay in the cold index (its claim stays), so the new ids are marked indexed.
+   * False when the session was not cold.
    */
   restore(sessionId: string): boolean {
     checkSessionId(sessionId);
@@ -169,9 +179,9 @@ export class ColdStore {
       );
     }
     try {
-      this.index.indexPending();
+      this.hotIndex.indexPending();
       this.rows.putBack(row, new ArchiveReader(file.readAt, file.size));
-      this.index.coverThrough(this.rows.topEventId());
+      this.hotIndex.coverThrough(this.rows.topEventId());
     } finally {
       file.close();
     }
@@ -215,15 +225,23 @@ export class ColdStore {
 
   /**
    * Drops the rows moves left in transcript_fts (see ColdRows.takeOut), in transactions of
-   * PURGE_BATCH ids so a writer of another process waits little; returns how many. Run by `gc`.
+   * PURGE_BATCH ids so a writer of another process waits little, then the cold index's rows no
+   * claim covers (a deleted session's, a failed move's); returns how many. Run by `gc`.
    */
   purgeIndex(): number {
     let purged = 0;
     for (;;) {
       const n = this.db.tx(() => this.rows.purgeStaleIndex(PURGE_BATCH));
-      if (n === 0) return purged;
+      if (n === 0) break;
       purged += n;
     }
+    for (const sessionNo of this.index.sessions()) {
+      // Under the write lock a move's commit takes too: it checks its rows are still there.
+      purged += this.db.tx(() =>
+        this.index.forget(sessionNo, this.rows.claimOf(sessionNo)?.through_seq),
+      );
+    }
+    return purged;
   }
 
   private removeLeftovers(sessionNo: number): void {
@@ -297,16 +315,23 @@ export class ColdStore {
     relative: string,
   ): void {
     const last = found.events.at(-1) as ArchivedEvent;
-    if (this.selectCold.get(sessionId) !== undefined || !this.rows.unchanged(found)) {
-      throw new StateError("E_CONFLICT", `session ${sessionId} changed while it was being moved`, {
-        details: { sessionId },
-      });
+    if (
+      this.selectCold.get(sessionId) !== undefined ||
+      !this.rows.unchanged(found) ||
+      this.rows.claimedThrough(found.sessionNo) !== found.claimedThrough
+    ) {
+      throw changedWhileMoving(sessionId);
     }
     // Checked under the write lock a sweep holds too: the verified file is still there.
     if (fileSize(path) !== encoded.bytes) {
       throw new StateError("E_IO", `cold archive ${path} vanished before its commit`);
     }
-    this.index.indexPending();
+    // And so does `gc` when it drops unclaimed search rows: the ones this move wrote are there.
+    const claimed = this.rows.claimOf(found.sessionNo)?.rows ?? 0;
+    if (this.index.covered(found.sessionNo, last.seq) !== claimed + found.indexRows.length) {
+      throw changedWhileMoving(sessionId);
+    }
+    this.hotIndex.indexPending();
     this.rows.takeOut(found, {
       archive_path: relative,
       sha256: encoded.sha256,
@@ -341,6 +366,12 @@ export class ColdStore {
     }
     return coldDirOf(this.db.path);
   }
+}
+
+function changedWhileMoving(sessionId: string): StateError {
+  return new StateError("E_CONFLICT", `session ${sessionId} changed while it was being moved`, {
+    details: { sessionId },
+  });
 }
 
 export type { ArchivedBlob };

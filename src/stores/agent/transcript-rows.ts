@@ -65,6 +65,14 @@ export interface ColdSessionRow {
   moved_at: number;
 }
 
+/** A session's claim on the cold index (agent/0017_cold_index_file.sql). */
+export interface ColdIndexClaimRow {
+  session_no: number;
+  through_seq: number;
+  rows: number;
+  text_bytes: number;
+}
+
 export interface SnapshotRow {
   session_id: string;
   snapshot_id: string;
@@ -110,6 +118,12 @@ export const COLD_SESSION_COLUMNS = columnsOf<ColdSessionRow>()(
   "last_event_type",
   "last_created_at",
   "moved_at",
+);
+export const COLD_INDEX_CLAIM_COLUMNS = columnsOf<ColdIndexClaimRow>()(
+  "session_no",
+  "through_seq",
+  "rows",
+  "text_bytes",
 );
 export const SNAPSHOT_COLUMNS = columnsOf<SnapshotRow>()(
   "session_id",

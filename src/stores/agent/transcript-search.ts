@@ -14,6 +14,7 @@ import { isRecord } from "../../transcript/record.js";
 import { searchableText } from "../../transcript/search-text.js";
 import { makeSnippet } from "../../transcript/snippet.js";
 import { ColdStore } from "./cold-store.js";
+import { withLimit } from "./statement-limits.js";
 import { INDEX_PENDING_LIMIT, indexedText, TranscriptIndex } from "./transcript-index.js";
 
 export interface SearchOptions {
@@ -45,7 +46,14 @@ interface HitRow {
   score: number;
 }
 
-/** A hit of cold_fts: its event's hot JSON when the session is hot again, else null. */
+/** A cold index hit's session, as the claims see it; `event_json` while the session is hot again. */
+interface ClaimedHit {
+  session_id: string;
+  through_seq: number;
+  event_json: string | null;
+}
+
+/** A hit of the cold index: its event's hot JSON when the session is hot again, else null. */
 interface ColdHitRow {
   session_id: string;
   seq: number;
@@ -63,31 +71,6 @@ interface PendingRow {
 /** A waiting event as a writer reads it: the text it appended is held, its JSON read if it hits. */
 type PendingKey = Omit<PendingRow, "event_json">;
 
-/** Statements for limits a caller asked for lately: most ask for one limit, always the same. */
-const LIMITS_KEPT = 4;
-
-/**
- * A search statement per limit, the limit written into its SQL (an integer `search()` checked).
- * Bound as a parameter (`LIMIT ?`), a typical search at 200,000 events ran 60-100 µs slower just
- * after another connection's commit and 20-30 µs slower warm, on both engines, with the same
- * query plan: SQLite runs it slower when the limit is a bare parameter.
- */
-function withLimit<Row>(
-  db: Database,
-  sql: (limit: number) => string,
-): (limit: number) => SqlStatement<Row> {
-  const statements = new Map<number, SqlStatement<Row>>();
-  return (limit) => {
-    let statement = statements.get(limit);
-    if (statement === undefined) {
-      if (statements.size === LIMITS_KEPT) statements.clear();
-      statement = db.prepareOnUse<Row>(sql(limit));
-      statements.set(limit, statement);
-    }
-    return statement;
-  };
-}
-
 /**
  * Full-text search over message text, tool results and summaries (FTS5, bm25 ranking). Any user
  * string is safe: it is reduced to quoted words before it reaches MATCH.
@@ -99,8 +82,8 @@ function withLimit<Row>(
  * first, in the transaction of the MATCH (a read-only connection, which cannot write, matches the
  * whole backlog itself).
  *
- * Cold sessions are searched too, in their own index (`cold_fts`, see ColdStore): the best hits of
- * both indexes are merged by score. bm25 depends on the statistics of the index it ranks in, so a
+ * Cold sessions are searched too, in their own index (ColdIndex, a file of its own): the best hits
+ * of both indexes are merged by score. bm25 depends on the statistics of the index it ranks in, so a
  * hot and a cold score are not strictly comparable; both rank the same words in the same way,
  * which is close enough to interleave them, and which hits are found does not depend on it.
  */
@@ -115,9 +98,9 @@ export class TranscriptSearch {
   private readonly eventJson: SqlStatement<{ event_json: string }>;
   private readonly averages: SqlStatement<{ block: Uint8Array }>;
   private readonly countMatching: SqlStatement<{ n: number }>;
-  private readonly coldAll: (limit: number) => SqlStatement<ColdHitRow>;
   private readonly coldAny: SqlStatement<{ any: number }>;
-  private readonly coldInSession: (limit: number) => SqlStatement<ColdHitRow>;
+  private readonly claimedHit: SqlStatement<ClaimedHit>;
+  private readonly sessionNoOf: SqlStatement<{ session_no: number }>;
 
   constructor(
     private readonly db: Database,
@@ -167,27 +150,16 @@ export class TranscriptSearch {
     this.countMatching = db.prepareOnUse(
       "SELECT count(*) AS n FROM transcript_fts WHERE transcript_fts MATCH ?",
     );
-    // cold_fts rowids are session_no * 2^32 + seq (agent/0013_cold_sessions.sql).
-    const coldHits = (where: string, limit: number) =>
-      `SELECT s.session_id, c.seq, e.event_json, c.score FROM
-         (SELECT rowid / 4294967296 AS session_no, rowid % 4294967296 AS seq,
-            bm25(cold_fts) AS score
-          FROM cold_fts WHERE ${where} ORDER BY score LIMIT ${limit}) c
-       JOIN sessions s ON s.session_no = c.session_no
-       LEFT JOIN transcript_events e ON e.session_no = c.session_no AND e.seq = c.seq
-       ORDER BY c.score`;
-    this.coldAll = withLimit(db, (limit) => coldHits("cold_fts MATCH ?", limit));
-    // A MATCH on an empty FTS5 table still sets up its query (about 40 µs at 200,000 events);
-    // a home that never moved a session cold has no cold row to look for.
-    this.coldAny = db.prepareOnUse("SELECT EXISTS (SELECT 1 FROM cold_fts_content) AS any");
-    this.coldInSession = withLimit(db, (limit) =>
-      coldHits(
-        `cold_fts MATCH ? AND rowid BETWEEN
-          (SELECT session_no * 4294967296 FROM sessions WHERE session_id = ?)
-          AND (SELECT session_no * 4294967296 + 4294967295 FROM sessions WHERE session_id = ?)`,
-        limit,
-      ),
+    // A MATCH on an empty FTS5 table still sets up its query (about 40 µs at 200,000 events),
+    // and opening the cold index costs more: an agent that never moved a session cold has no claim.
+    this.coldAny = db.prepareOnUse("SELECT EXISTS (SELECT 1 FROM cold_index_claims) AS any");
+    this.claimedHit = db.prepareOnUse(
+      `SELECT s.session_id, k.through_seq, e.event_json
+       FROM sessions s JOIN cold_index_claims k ON k.session_no = s.session_no
+       LEFT JOIN transcript_events e ON e.session_no = s.session_no AND e.seq = ?
+       WHERE s.session_no = ?`,
     );
+    this.sessionNoOf = db.prepareOnUse("SELECT session_no FROM sessions WHERE session_id = ?");
   }
 
   search(query: string, options: SearchOptions = {}): SearchHit[] {
@@ -203,9 +175,11 @@ export class TranscriptSearch {
     // search itself. A longer backlog (another writer's, or an upgrade's) is indexed first.
     const read = () => this.matchIndexed(match, sessionId, limit);
     const waiting = this.db.readonly ? undefined : this.index.unindexed();
+    // In one snapshot even with nothing waiting: the cold index's rows count only as far as this
+    // snapshot's claims say (see matchCold).
     const rows =
       waiting === 0
-        ? read()
+        ? this.db.snapshot(read)
         : waiting === undefined || waiting < INDEX_PENDING_LIMIT
           ? this.db.snapshot(() => this.withPending(read(), match, sessionId, limit))
           : this.db.tx(() => {
@@ -227,18 +201,32 @@ export class TranscriptSearch {
   }
 
   /**
-   * The best hits of cold_fts: events of sessions that are hot again come with their rows; the
-   * others are read from their session's archive, each archive opened once.
+   * The best hits of the cold index that the agent database's claims cover, read after this
+   * snapshot began: a move commits its rows there before it claims them here, so an event is
+   * either hot in this snapshot or claimed, and found once. Events of sessions that are hot again
+   * come with their rows; the others are read from their session's archive, each opened once.
    */
   private matchCold(match: string, sessionId: string | undefined, limit: number): HitRow[] {
     if (this.coldAny.get()?.any !== 1) return [];
-    const rows =
-      sessionId === undefined
-        ? this.coldAll(limit).all(match)
-        : this.coldInSession(limit).all(match, sessionId, sessionId);
+    const sessionNo =
+      sessionId === undefined ? undefined : this.sessionNoOf.get(sessionId)?.session_no;
+    if (sessionId !== undefined && sessionNo === undefined) return [];
+    let rows: ColdHitRow[] = [];
+    // Unclaimed rows (a failed move's, a deleted session's until `gc`) are rare: a second, wider
+    // read is needed only when they took places among the best.
+    for (let want = limit; ; want *= 4) {
+      const found = this.cold.index.match(match, want, sessionNo);
+      rows = found.flatMap((hit) => {
+        const claimed = this.claimedHit.get(hit.seq, hit.sessionNo);
+        if (claimed === undefined || hit.seq > claimed.through_seq) return [];
+        const { session_id, event_json } = claimed;
+        return [{ session_id, seq: hit.seq, event_json, score: hit.score }];
+      });
+      if (rows.length >= limit || found.length < want) break;
+    }
     const hits: HitRow[] = [];
     const archived = new Map<string, ColdHitRow[]>();
-    for (const row of rows) {
+    for (const row of rows.slice(0, limit)) {
       if (row.event_json !== null) hits.push({ ...row, event_json: row.event_json });
       else archived.set(row.session_id, [...(archived.get(row.session_id) ?? []), row]);
     }

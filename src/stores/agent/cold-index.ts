@@ -1,0 +1,195 @@
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { columnsOf } from "../../db/columns.js";
+import { type Database, openDatabase } from "../../db/database.js";
+import type { SqlStatement } from "../../db/driver.js";
+import { type VacuumResult, vacuumDatabase } from "../../db/vacuum.js";
+import { coldDirOf } from "./cold-files.js";
+import { withLimit } from "./statement-limits.js";
+
+/** The agent's cold index file (cold-index/0001_init.sql), beside its archives. */
+export function coldIndexPathOf(agentDbPath: string): string {
+  return join(coldDirOf(agentDbPath), "index.sqlite");
+}
+
+/** The session a session number named when its rows were written (for the read view). */
+export interface ColdIndexSessionRow {
+  session_no: number;
+  session_id: string;
+}
+export const COLD_INDEX_SESSION_COLUMNS = columnsOf<ColdIndexSessionRow>()(
+  "session_no",
+  "session_id",
+);
+
+/** Rowids name an event for good: session_no * 2^32 + seq. */
+const SESSION_SPAN = 4294967296;
+
+/** One event's indexed text, as a move copies it from the hot index. */
+export interface ColdIndexRow {
+  seq: number;
+  text: string;
+}
+
+/** A MATCH of the cold index, not yet checked against the agent database's claims. */
+export interface ColdIndexMatch {
+  sessionNo: number;
+  seq: number;
+  score: number;
+}
+
+/**
+ * The agent's cold index file: the search rows of events that have been cold, kept out of the
+ * agent database (cold-index/0001_init.sql says why and how its rows are claimed). Opened on first
+ * use (most agents never move a session cold, and never create it) and closed with the agent's
+ * connection. Rollback journal, not WAL: it is written only by moves and `gc`, in bulk, and one
+ * descriptor per open agent is what it may cost the pool, not three.
+ */
+export class ColdIndex {
+  readonly path: string;
+  private db: Database | undefined;
+  private statements: ColdIndexStatements | undefined;
+
+  constructor(private readonly agentDb: Database) {
+    this.path = coldIndexPathOf(agentDb.path);
+    agentDb.onClose(() => this.close());
+  }
+
+  /** Bytes of the file on disk (0 when the agent never moved a session cold). */
+  sizeBytes(): number {
+    return statSync(this.path, { throwIfNoEntry: false })?.size ?? 0;
+  }
+
+  /**
+   * Writes a session's rows after `through` (what its claim already covers), in one transaction
+   * of the cold index, and first drops any row of the session above it: left by a move that did
+   * not commit, or by an earlier session under the same number.
+   */
+  write(
+    sessionNo: number,
+    sessionId: string,
+    through: number,
+    rows: readonly ColdIndexRow[],
+  ): void {
+    const s = this.open(true) as ColdIndexStatements;
+    const base = sessionNo * SESSION_SPAN;
+    s.db.tx(() => {
+      s.dropRange.run(base + through + 1, base + SESSION_SPAN - 1);
+      for (const row of rows) s.insert.run(base + row.seq, row.text);
+      s.nameSession.run(sessionNo, sessionId);
+    });
+  }
+
+  /** The best `limit` rows matching `match` (an FTS5 query), in one session's rows or in all. */
+  match(match: string, limit: number, sessionNo?: number): ColdIndexMatch[] {
+    const s = this.open(false);
+    if (s === undefined) return [];
+    const rows =
+      sessionNo === undefined
+        ? s.matchAll(limit).all(match)
+        : s
+            .matchRange(limit)
+            .all(match, sessionNo * SESSION_SPAN, (sessionNo + 1) * SESSION_SPAN - 1);
+    return rows.map((row) => ({
+      sessionNo: Math.floor(row.rowid / SESSION_SPAN),
+      seq: row.rowid % SESSION_SPAN,
+      score: row.score,
+    }));
+  }
+
+  /** The session numbers that have rows here. */
+  sessions(): number[] {
+    const s = this.open(false);
+    return s === undefined ? [] : s.listSessions.all().map((row) => row.session_no);
+  }
+
+  /**
+   * Drops a session's rows above `through` (all of them when undefined, and its name), in one
+   * transaction; returns how many rows went.
+   */
+  forget(sessionNo: number, through: number | undefined): number {
+    const s = this.open(false);
+    if (s === undefined) return 0;
+    const base = sessionNo * SESSION_SPAN;
+    return s.db.tx(() => {
+      const dropped = s.dropRange.run(base + (through ?? -1) + 1, base + SESSION_SPAN - 1).changes;
+      if (through === undefined) s.unnameSession.run(sessionNo);
+      return dropped;
+    });
+  }
+
+  /** How many rows a session has here up to `through`. */
+  covered(sessionNo: number, through: number): number {
+    const s = this.open(false);
+    if (s === undefined) return 0;
+    const base = sessionNo * SESSION_SPAN;
+    return s.coverage.get(base, base + through)?.n ?? 0;
+  }
+
+  /** Runs `fn` on the file (created if missing) in one transaction holding its write lock. */
+  exclusively<T>(fn: (file: Database) => T): T {
+    const s = this.open(true) as ColdIndexStatements;
+    return s.db.tx(() => fn(s.db));
+  }
+
+  /** Gives the file's free pages back (after `forget`s); undefined when there is no file. */
+  vacuum(): VacuumResult | undefined {
+    const s = this.open(false);
+    return s === undefined ? undefined : vacuumDatabase(s.db);
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = undefined;
+    this.statements = undefined;
+  }
+
+  private open(create: boolean): ColdIndexStatements | undefined {
+    if (this.statements !== undefined && this.db?.isOpen) return this.statements;
+    const readonly = this.agentDb.readonly;
+    if ((readonly || !create) && !existsSync(this.path)) return undefined;
+    this.db = openDatabase({
+      path: this.path,
+      role: "cold-index",
+      journalMode: "rollback",
+      checkpoints: "inline",
+      driver: this.agentDb.driverName,
+      ...(readonly ? { readonly: true } : {}),
+    });
+    this.statements = statementsOf(this.db);
+    return this.statements;
+  }
+}
+
+interface ColdIndexStatements {
+  db: Database;
+  insert: SqlStatement;
+  dropRange: SqlStatement;
+  nameSession: SqlStatement;
+  unnameSession: SqlStatement;
+  listSessions: SqlStatement<{ session_no: number }>;
+  coverage: SqlStatement<{ n: number }>;
+  matchAll: (limit: number) => SqlStatement<{ rowid: number; score: number }>;
+  matchRange: (limit: number) => SqlStatement<{ rowid: number; score: number }>;
+}
+
+function statementsOf(db: Database): ColdIndexStatements {
+  // Sorted by SQLite on bm25(), as the hot index is (transcript-search.ts says why).
+  const best = (where: string, limit: number) =>
+    `SELECT rowid, bm25(cold_fts) AS score FROM cold_fts WHERE ${where}
+     ORDER BY score LIMIT ${limit}`;
+  return {
+    db,
+    insert: db.prepareOnUse("INSERT INTO cold_fts (rowid, text) VALUES (?, ?)"),
+    dropRange: db.prepareOnUse("DELETE FROM cold_fts WHERE rowid BETWEEN ? AND ?"),
+    nameSession: db.prepareOnUse(
+      `INSERT INTO cold_index_sessions (session_no, session_id) VALUES (?, ?)
+       ON CONFLICT (session_no) DO UPDATE SET session_id = excluded.session_id`,
+    ),
+    unnameSession: db.prepareOnUse("DELETE FROM cold_index_sessions WHERE session_no = ?"),
+    listSessions: db.prepareOnUse("SELECT session_no FROM cold_index_sessions ORDER BY session_no"),
+    coverage: db.prepareOnUse("SELECT count(*) AS n FROM cold_fts WHERE rowid BETWEEN ? AND ?"),
+    matchAll: withLimit(db, (limit) => best("cold_fts MATCH ?", limit)),
+    matchRange: withLimit(db, (limit) => best("cold_fts MATCH ? AND rowid BETWEEN ? AND ?", limit)),
+  };
+}
