@@ -8,7 +8,7 @@ import { ColdIndex } from "./cold-index.js";
 // not), then one transaction of the agent database claims them and drops its copy.
 
 /** Rows copied between progress reports. */
-const PROGRESS_ROWS = 20_000;
+const PROGRESS_ROWS = 5_000;
 
 /** True while an agent database still holds the search rows of cold events itself. */
 export function coldIndexMovePending(db: Pick<Database, "prepare">): boolean {

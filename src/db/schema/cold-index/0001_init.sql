@@ -23,7 +23,7 @@ CREATE TABLE cold_index_sessions (
 -- The read view for tools outside agentstate (docs/read-views.md): the columns of the agent
 -- database's agentstate_search_v1. A cold event has no row to read here, so `event_id`,
 -- `event_type` and `created_at` are NULL (`seq` names it).
-CREATE VIEW agentstate_cold_search_v1 AS
+CREATE VIEW agentstate_cold_search_v2 AS
 SELECT s.session_id, c.rowid % 4294967296 AS seq, NULL AS event_id, NULL AS event_type,
   NULL AS created_at, c.text AS text, bm25(cold_fts) AS score
 FROM cold_fts c
