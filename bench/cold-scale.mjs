@@ -4,14 +4,14 @@
 // session's stored JSON just before it, so both rates come from the same minutes of this run.
 // Then the maintenance an operator runs (`agentstate gc --vacuum`, the built CLI) and the hot
 // database's size (file + WAL) against the same rows packed (the floor: every row the database
-// must still hold, the cold sessions' search index in cold_fts included, copied by `VACUUM INTO`
-// with each full-text index optimized to one segment: no free page, no page left half empty by
-// deletes, no posting of a deleted row); and, for scale, against a fresh home holding only the
-// hot sessions, which has no cold index to keep.
+// must still hold, copied by `VACUUM INTO` with each full-text index optimized to one segment: no
+// free page, no page left half empty by deletes, no posting of a deleted row); and against a fresh
+// home holding only the hot sessions. The cold sessions' search index is in its own file
+// (cold/index.sqlite), reported beside the archives.
 
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { openStateHome } from "../dist/index.js";
 import { eventFactory, makeUuid, makeVocabulary } from "./fixtures.mjs";
@@ -163,11 +163,12 @@ export async function run() {
     fresh.home.close();
     gcVacuum(freshDir);
     const freshBytes = dbBytes(join(freshDir, "agents", "bench", "agent", "agent.sqlite"));
-    return report({ moved, beforeGc, hotBytes, floor, largest, freshBytes });
+    const coldIndexBytes = statSync(join(dirname(dbPath), "cold", "index.sqlite")).size;
+    return report({ moved, beforeGc, hotBytes, floor, largest, freshBytes, coldIndexBytes });
   });
 }
 
-function report({ moved, beforeGc, hotBytes, floor, largest, freshBytes }) {
+function report({ moved, beforeGc, hotBytes, floor, largest, freshBytes, coldIndexBytes }) {
   const rate = (ms) => `${(moved.bytes / MB / (ms / 1000)).toFixed(1)} MB/s`;
   const ratio = moved.gzipMs / moved.moveMs;
   const cpuRatio = moved.gzipCpuMs / moved.moveCpuMs;
@@ -185,7 +186,7 @@ function report({ moved, beforeGc, hotBytes, floor, largest, freshBytes }) {
       met: overFloor <= TARGETS.hotOverFloor,
     },
     {
-      name: `… and ≤ ${TARGETS.hotOverFloor}× a fresh home of the hot sessions alone (the cold sessions' search index, cold_fts, is in the same file)`,
+      name: `… and ≤ ${TARGETS.hotOverFloor}× a fresh home of the hot sessions alone`,
       value: `${fmtRatio(overHotAlone)}×`,
       met: overHotAlone <= TARGETS.hotOverFloor,
     },
@@ -206,7 +207,15 @@ function report({ moved, beforeGc, hotBytes, floor, largest, freshBytes }) {
         ["after `gc --vacuum`", fmtBytes(hotBytes)],
         ["the same rows packed (VACUUM INTO, full-text indexes optimized)", fmtBytes(floor)],
         ...largest.map((t) => [`of which ${t.name}`, fmtBytes(t.bytes)]),
-        ["a fresh home of the hot sessions alone (no cold index)", fmtBytes(freshBytes)],
+        ["a fresh home of the hot sessions alone", fmtBytes(freshBytes)],
+        [
+          "the cold sessions' search index (cold/index.sqlite, after gc --vacuum)",
+          fmtBytes(coldIndexBytes),
+        ],
+        [
+          "cold bytes (archives + that index) against the bytes moved",
+          `${fmtBytes(moved.archiveBytes + coldIndexBytes)} (${(((moved.archiveBytes + coldIndexBytes) / moved.bytes) * 100).toFixed(0)}%)`,
+        ],
       ],
     ),
     "",

@@ -1,8 +1,8 @@
 // Cold storage of one idle 10 MB session (ColdStore): the tail of the cold session (last 50
 // events, read from its archive), the append that restores it first, and the move itself against
 // gzip of the same bytes alone (the floor: a move also reads the rows, writes and fsyncs the file,
-// reads it back to verify, and in one transaction copies the index rows to cold_fts and deletes
-// the hot rows). bench/cold-scale.mjs moves ~1 GB of idle sessions and measures the space after.
+// reads it back to verify, copies the index rows to the cold index file, and in one transaction
+// claims them and deletes the hot rows). bench/cold-scale.mjs moves ~1 GB of idle sessions and measures the space after.
 
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";

@@ -183,20 +183,21 @@ export class AgentPool<T extends PooledAgent> {
   /**
    * Closes least recently used agents until the open ones fit the cap. The cap is a descriptor
    * budget of 3 per agent (the database, its -wal and -shm): an agent the background
-   * checkpointer has served holds a fourth until it closes, so every 3 of those count as one
-   * more agent.
+   * checkpointer has served holds a fourth until it closes, one whose cold index is open another
+   * (`companionDescriptors`), so every 3 of those count as one more agent.
    */
   private trim(keep?: string): void {
     if (this.closing.length > 0) this.sweepClosing();
-    let served = 0;
-    for (const entry of this.entries.values()) if (entry.agent.db.checkpointerServed) served++;
-    const fits = () => this.entries.size + Math.ceil(served / 3) <= this.liveCap;
+    const extraOf = (db: Database) => (db.checkpointerServed ? 1 : 0) + db.companionDescriptors;
+    let extra = 0;
+    for (const entry of this.entries.values()) extra += extraOf(entry.agent.db);
+    const fits = () => this.entries.size + Math.ceil(extra / 3) <= this.liveCap;
     if (fits()) return;
     for (const [agentId, entry] of this.entries) {
       if (fits()) break;
       // A transaction in progress means a caller is inside it, pinned or not.
       if (agentId === keep || entry.pins > 0 || entry.agent.db.inTransaction) continue;
-      if (entry.agent.db.checkpointerServed) served--;
+      extra -= extraOf(entry.agent.db);
       this.entries.delete(agentId);
       this.evict(agentId, entry.agent.db);
     }

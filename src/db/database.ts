@@ -142,6 +142,7 @@ export class Database {
   private signal: WalSignal | null = null;
   private closedReason: string | undefined;
   private readonly closeHooks: (() => void)[] = [];
+  private companions = 0;
   private writeGuard: (() => void) | null = null;
   /** Set between `beginClose` and the connection's close: the thread's `adopt` to wait for. */
   private handOffTicket: number | undefined;
@@ -172,6 +173,24 @@ export class Database {
    */
   get checkpointerServed(): boolean {
     return this.signal?.announced ?? false;
+  }
+
+  /**
+   * Descriptors held open for this connection's stores by files of their own (an agent's cold
+   * index), which a pool counts against its descriptor budget as it counts `checkpointerServed`.
+   */
+  get companionDescriptors(): number {
+    return this.companions;
+  }
+
+  /** Counts one more companion descriptor until the returned function is called. */
+  holdDescriptor(): () => void {
+    this.companions++;
+    let held = true;
+    return () => {
+      if (held) this.companions--;
+      held = false;
+    };
   }
 
   /** Who checkpoints this database's WAL now (`inline` also for read-only and rollback). */

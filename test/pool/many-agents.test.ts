@@ -75,6 +75,21 @@ describe("a process touching many agents", () => {
     }
   }, 120_000);
 
+  it("counts an open cold index file against the same budget", () => {
+    // A large cap, where the + 20 cannot hide one descriptor more per agent.
+    for (const cap of [8, 64]) {
+      const home = tempDir();
+      const args = [CHILD, "fds", home, "100", String(cap), "cold"];
+      const result = spawnSync(process.execPath, args, { encoding: "utf8", timeout: 120_000 });
+      expect(result.stderr).toBe("");
+      expect(result.status).toBe(0);
+      const { before, peak, pool } = JSON.parse(result.stdout);
+      expect(pool.opened).toBeGreaterThanOrEqual(200);
+      expect(peak - before, `cap ${cap}`).toBeLessThanOrEqual(3 * cap + 20);
+      expect(messagesOf(home, "agent-99")).toBe(2);
+    }
+  }, 120_000);
+
   it("leaves evicted agents' closes to the checkpointer thread: nothing lost, a stale handle refused, no -wal left", () => {
     const home = tempDir();
     const agents = 100;

@@ -49,6 +49,8 @@ export class ColdIndex {
   readonly path: string;
   private db: Database | undefined;
   private statements: ColdIndexStatements | undefined;
+  /** Gives back the descriptor the agent's pool counts while the file is open. */
+  private release: (() => void) | undefined;
 
   constructor(private readonly agentDb: Database) {
     this.path = coldIndexPathOf(agentDb.path);
@@ -142,6 +144,8 @@ export class ColdIndex {
     this.db?.close();
     this.db = undefined;
     this.statements = undefined;
+    this.release?.();
+    this.release = undefined;
   }
 
   private open(create: boolean): ColdIndexStatements | undefined {
@@ -157,6 +161,7 @@ export class ColdIndex {
       ...(readonly ? { readonly: true } : {}),
     });
     this.statements = statementsOf(this.db);
+    this.release ??= this.agentDb.holdDescriptor();
     return this.statements;
   }
 }
