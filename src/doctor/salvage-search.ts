@@ -14,6 +14,11 @@ export function rebuildSearchIndexes(db: Database): void {
   db.prepare("UPDATE search_index_state SET indexed_through = 0 WHERE name = 'transcript'").run();
   db.prepare("DELETE FROM usage_daily").run();
   db.prepare("UPDATE usage_rollup_state SET rolled_through = 0 WHERE name = 'daily'").run();
+  // Every hot event is indexed again, here: a restored session's rows in the cold index would find
+  // its events twice. Only cold sessions keep their claim (their rows there are all they have).
+  db.prepare(
+    "DELETE FROM cold_index_claims WHERE session_no NOT IN (SELECT session_no FROM cold_sessions)",
+  ).run();
   new TranscriptIndex(db).indexPending();
   db.prepare("DELETE FROM facts_fts").run();
   const insertFact = db.prepare("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)");

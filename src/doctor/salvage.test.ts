@@ -27,6 +27,11 @@ function seedHome(): { home: string; dbPath: string; sessionId: string } {
   }
   const agent = state.agent("main");
   for (let i = 0; i < 50; i++) agent.kv.set("notes", `k${i}`, i);
+  // A session moved cold and restored since: its index rows stay in the cold index file.
+  const veranda = { type: "message", message: { role: "user", content: "the veranda" } };
+  for (let i = 0; i < 10; i++) agent.transcripts.append("restored", veranda);
+  agent.cold.move("restored");
+  agent.transcripts.append("restored", veranda);
   const dbPath = agent.db.path;
   state.close();
   return { home, dbPath, sessionId };
@@ -142,6 +147,12 @@ describe("a damaged agent database", () => {
       // The rebuilt index cuts CJK text as the store does when it appends.
       const cjk = state.transcripts.search("阳台", { agentId: "main", sessionId, limit: 500 });
       expect(cjk.length).toBe(hits.length);
+      // Re-indexed whole, a session restored from the cold is found once, not also by its old
+      // rows in the cold index.
+      const again = state.transcripts.search("veranda", { agentId: "main", limit: 500 });
+      const keys = again.map((h) => `${h.sessionId}/${h.seq}`);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(keys.length).toBe([...salvaged.values()].filter((j) => j.includes("veranda")).length);
       // The usage rollups count the salvaged events, not those the damaged file counted.
       const rolled = agent.usage.byDay().reduce((sum, day) => sum + day.events, 0);
       expect(rolled).toBe(salvaged.size);
@@ -184,7 +195,7 @@ describe("a damaged agent database", () => {
     expect(health.map((h) => h.status)).toEqual(["ok", "ok"]);
     expect(existsSync(damageMarkerPath(dbPath))).toBe(false);
     // The check leaves no -wal or -shm behind (nothing else had the files open).
-    expect(readdirSync(dirname(dbPath))).toEqual(["agent.sqlite"]);
+    expect(readdirSync(dirname(dbPath)).sort()).toEqual(["agent.sqlite", "cold"]);
     expect(existsSync(join(home, "state", "state.sqlite.damaged"))).toBe(false);
   });
 });
