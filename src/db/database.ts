@@ -155,6 +155,7 @@ export class Database {
       this.signal = new WalSignal(processCheckpointer(), this.path, driver.name, {
         fallback: this.toInline,
         catchUp: this.catchUp,
+        inTransaction: () => this.inTransaction,
       });
     }
   }

@@ -36,6 +36,11 @@ export interface WalSignalHooks {
   fallback: () => void;
   /** Checkpoints on the caller's connection and starts the WAL over. */
   catchUp: () => CatchUpResult;
+  /**
+   * Whether the caller is inside a transaction: the catch-up is owed until the commit, and
+   * waiting for the thread meanwhile would hold the write lock for nothing.
+   */
+  inTransaction: () => boolean;
 }
 
 /**
@@ -110,6 +115,10 @@ export class WalSignal {
     this.owed = false;
     if (size < this.nextAt) {
       this.checkpointer.letGo(this); // A deferred catch-up that is no longer needed.
+      return;
+    }
+    if (this.hooks.inTransaction()) {
+      this.owed = true;
       return;
     }
     const started = performance.now();
