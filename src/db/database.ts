@@ -96,6 +96,13 @@ const OPEN_OPTION_KEYS = new Set([
 /** The connection's busy timeout (CONNECTION_PRAGMAS) and the backstop's much shorter one. */
 const BUSY_TIMEOUT_MS = 30_000;
 const CATCH_UP_WAIT_MS = 2;
+/**
+ * A patient catch-up's (wal-signal.ts) wait for readers, for the write lock, and for another
+ * connection's checkpoint. SQLite gives up on the checkpoint lock at once, whatever the busy
+ * timeout, so that one is tried again every millisecond until this is spent.
+ */
+const PATIENT_CATCH_UP_MS = 100;
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /** The statement, with `check` run before each call (it throws to refuse the call). */
 function guarded<Row>(statement: SqlStatement<Row>, check: () => void): SqlStatement<Row> {
@@ -161,6 +168,7 @@ export class Database {
       this.signal = new WalSignal(processCheckpointer(), this.path, driver.name, {
         fallback: this.toInline,
         catchUp: this.catchUp,
+        inTransaction: () => this.inTransaction,
       });
     }
   }
@@ -198,8 +206,11 @@ export class Database {
     return this.signal === null ? "inline" : "background";
   }
 
-  /** The backstop (see `CALLER_CATCH_UP_BYTES`): never inside a transaction, never waiting. */
-  private readonly catchUp = (): CatchUpResult => {
+  /**
+   * The backstop (see `CALLER_CATCH_UP_BYTES`): never inside a transaction, and waiting only
+   * when `patient` (see `PATIENT_CATCH_UP_BYTES`).
+   */
+  private readonly catchUp = (patient: boolean): CatchUpResult => {
     if (!this.driver.open || this.driver.inTransaction) return "owed";
     // RESTART, not TRUNCATE: truncating a file of tens of MiB, then growing it again frame by
     // frame, cost three to four times the checkpoint itself on ext4. The file keeps (at most)
@@ -207,17 +218,23 @@ export class Database {
     // file to grow past that again.
     // Between its transactions the writer holds no lock and the thread is held off
     // (Checkpointer.whileHeld), so only a reader or another process can be in the way: it waits
-    // at most CATCH_UP_WAIT_MS for them (never the connection's 30 s).
+    // at most CATCH_UP_WAIT_MS for them, PATIENT_CATCH_UP_MS once the WAL nears its limit
+    // (never the connection's 30 s).
     // It runs after the caller's commit succeeded: a checkpoint that fails (busy, another
     // process restarting the WAL at the same moment) must not turn that into an error.
-    this.run(`PRAGMA busy_timeout = ${CATCH_UP_WAIT_MS}`);
+    const waitMs = patient ? PATIENT_CATCH_UP_MS : CATCH_UP_WAIT_MS;
+    this.run(`PRAGMA busy_timeout = ${waitMs}`);
     try {
-      const row = this.driver.prepare<CheckpointRow>("PRAGMA wal_checkpoint(RESTART)").get();
-      if (row?.busy !== 0) return "refused";
+      const restart = this.driver.prepare<CheckpointRow>("PRAGMA wal_checkpoint(RESTART)");
+      const deadline = performance.now() + waitMs;
+      while (restart.get()?.busy !== 0) {
+        if (!patient || performance.now() >= deadline) return "refused";
+        Atomics.wait(pause, 0, 0, 1);
+      }
       this.restartWal();
       return "restarted";
     } catch {
-      return "refused"; // Tried again once the WAL has grown further.
+      return "refused"; // Tried again at a later look (wal-signal.ts).
     } finally {
       this.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }

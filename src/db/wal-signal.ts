@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import type { Checkpointer } from "./checkpointer.js";
+import { JOURNAL_SIZE_LIMIT } from "./checkpoints.js";
 import type { DriverName, SqlStatement } from "./driver.js";
 
 /** A database tells the thread about new frames at most this often, never per commit. */
@@ -15,8 +16,22 @@ const ANNOUNCE_MS = 20;
  */
 export const CALLER_CATCH_UP_BYTES = 24 * 1024 * 1024;
 
-/** After a catch-up that could not restart the WAL, how much it must grow before the next. */
+/**
+ * After a catch-up that could not restart the WAL, how much it must grow before the next (never
+ * past PATIENT_CATCH_UP_BYTES).
+ */
 const RETRY_GROWTH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Past this -wal size a catch-up waits out the thread's round in progress, and one that is
+ * refused is tried again at the next look, not RETRY_GROWTH_BYTES later. Below it both give up
+ * quickly, and under load they gave up at every look: a round slowed by a busy disk outlasted
+ * the 5 ms wait look after look, another process's checkpoint refused every try and each refusal
+ * put the next try 4 MiB further, and the WAL passed JOURNAL_SIZE_LIMIT (71 to 85 MB on a loaded
+ * machine, 187 MB once). The margin is a few times what a writer in a tight loop adds between two
+ * looks at the file (about 5 MiB).
+ */
+export const PATIENT_CATCH_UP_BYTES = JOURNAL_SIZE_LIMIT - 16 * 1024 * 1024;
 
 /**
  * What a catch-up did: `owed` when the caller was inside a transaction (run it after the commit),
@@ -28,14 +43,29 @@ export type CatchUpResult = "owed" | "restarted" | "refused";
 /** The longest a writer waits for the thread's round in progress before its own catch-up. */
 const CATCH_UP_WAIT_MS = 5;
 
+/**
+ * The same past PATIENT_CATCH_UP_BYTES. A round always ends, and it copies frames the catch-up
+ * would copy anyway; one that outlasts even this (a slow fsync) is waited for again at the next
+ * look, the writer adding only what it writes in between.
+ */
+const ROUND_WAIT_MS = 1000;
+
 /** Checkpoints the backstop ran on callers' threads, for the benchmark and diagnostics. */
 export const callerCatchUps = { count: 0, longestMs: 0 };
 
 export interface WalSignalHooks {
   /** The thread cannot serve any more: back to SQLite's own auto-checkpoint. */
   fallback: () => void;
-  /** Checkpoints on the caller's connection and starts the WAL over. */
-  catchUp: () => CatchUpResult;
+  /**
+   * Checkpoints on the caller's connection and starts the WAL over; `patient`: waits much longer
+   * for readers and for another connection's checkpoint before it gives up.
+   */
+  catchUp: (patient: boolean) => CatchUpResult;
+  /**
+   * Whether the caller is inside a transaction: the catch-up is owed until the commit, and
+   * waiting for the thread meanwhile would hold the write lock for nothing.
+   */
+  inTransaction: () => boolean;
 }
 
 /**
@@ -57,6 +87,12 @@ export class WalSignal {
    * over at CALLER_CATCH_UP_BYTES.
    */
   private nextAt = CALLER_CATCH_UP_BYTES;
+  /**
+   * The -wal size that calls for the next patient catch-up. A reader that keeps its snapshot for
+   * long refuses every catch-up however long it waits: the writer waits for it once per
+   * RETRY_GROWTH_BYTES of growth, and in between tries only the cheap way.
+   */
+  private patientAt = PATIENT_CATCH_UP_BYTES;
   private lastSize = 0;
   /** Announced at least once: see `Database.checkpointerServed`. */
   announced = false;
@@ -105,15 +141,21 @@ export class WalSignal {
     // The file's size, never its contents: opening and closing the -shm (or the database) from
     // here would drop SQLite's POSIX locks on it for the whole process.
     const size = walBytes(this.path);
-    if (size < this.lastSize) this.nextAt = CALLER_CATCH_UP_BYTES;
+    if (size < this.lastSize) this.startOver();
     this.lastSize = size;
     this.owed = false;
     if (size < this.nextAt) {
       this.checkpointer.letGo(this); // A deferred catch-up that is no longer needed.
       return;
     }
+    if (this.hooks.inTransaction()) {
+      this.owed = true;
+      return;
+    }
     const started = performance.now();
-    const done = this.checkpointer.whileHeld(this, CATCH_UP_WAIT_MS, this.hooks.catchUp);
+    const patient = size >= this.patientAt;
+    const wait = size >= PATIENT_CATCH_UP_BYTES ? ROUND_WAIT_MS : CATCH_UP_WAIT_MS;
+    const done = this.checkpointer.whileHeld(this, wait, () => this.hooks.catchUp(patient));
     if (done === undefined) {
       // The thread's round outlasted the wait; its hold stays raised until this retry.
       this.retry ??= setTimeout(this.onRetry, ANNOUNCE_MS).unref();
@@ -125,13 +167,18 @@ export class WalSignal {
     }
     const after = walBytes(this.path);
     this.lastSize = after;
-    this.nextAt = Math.max(
-      CALLER_CATCH_UP_BYTES,
-      done === "restarted" ? after + 1 : after + RETRY_GROWTH_BYTES,
-    );
+    if (done === "restarted") this.patientAt = PATIENT_CATCH_UP_BYTES;
+    else if (patient) this.patientAt = after + RETRY_GROWTH_BYTES;
+    const next = done === "restarted" ? after + 1 : after + RETRY_GROWTH_BYTES;
+    this.nextAt = Math.min(PATIENT_CATCH_UP_BYTES, Math.max(CALLER_CATCH_UP_BYTES, next));
     const ms = performance.now() - started;
     callerCatchUps.count++;
     callerCatchUps.longestMs = Math.max(callerCatchUps.longestMs, ms);
+  }
+
+  private startOver(): void {
+    this.nextAt = CALLER_CATCH_UP_BYTES;
+    this.patientAt = PATIENT_CATCH_UP_BYTES;
   }
 
   /** See `Checkpointer.handOff`: the ticket to wait for before closing, if the thread takes it. */

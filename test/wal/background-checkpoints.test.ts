@@ -120,6 +120,43 @@ describe("background checkpoints", () => {
     db.close();
   }, 60_000);
 
+  it("catches up at its next look once a reader that held the WAL near the limit lets go", async () => {
+    const path = join(tempDir(), "pinned.sqlite");
+    const { db, append } = openTable(path);
+    // One page a row, all in one statement; the pause lets the writer look at the file once.
+    const pages = db.prepare(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) INSERT INTO appended (body) SELECT ? FROM n",
+    );
+    const body = "y".repeat(3500);
+    const write = async (rows: number) => {
+      pages.run(rows, body);
+      await sleep(50);
+      return walBytes(path);
+    };
+    const reader = openDatabase({ path, role: "agent", readonly: true });
+    reader.exec("BEGIN");
+    expect(rowCount(reader)).toBe(0);
+    const samples: number[] = [];
+    // Every catch-up is refused while the reader's snapshot pins every frame, the patient ones
+    // past 48 MiB too.
+    while (walBytes(path) < 52 * 1024 * 1024) {
+      for (let i = 0; i < 100; i++) append();
+      samples.push(walBytes(path));
+    }
+    // Past 4 MiB in one go: the writer's look after it is refused too, however late the last one.
+    samples.push(await write(1200));
+    expect(samples.at(-1)).toBeGreaterThan(56 * 1024 * 1024);
+    reader.exec("COMMIT");
+    reader.close();
+    // Less than 4 MiB in all: a refusal must not put the next try off until the file grows that much.
+    const released: number[] = [];
+    for (let i = 0; i < 12; i++) released.push(await write(64));
+    expect(Math.min(...released)).toBeLessThanOrEqual(CATCH_UP_BYTES);
+    expect(Math.max(...samples, ...released)).toBeLessThan(LIMIT);
+    expect(db.integrityCheck()).toEqual(["ok"]);
+    db.close();
+  }, 60_000);
+
   it("holds its own connection while writes go on, lets it go when idle, and close leaves no -wal/-shm", async () => {
     const dir = tempDir();
     const path = join(dir, "close.sqlite");
