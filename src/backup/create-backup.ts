@@ -24,8 +24,9 @@ import { writeArchive } from "./write-archive.js";
 
 export interface BackupProgress {
   /**
-   * `snapshot`: `done`/`total` count databases; `archive`: they count bytes written; `dump`: the
-   * control plane's pg_dump is running (0 of 1).
+   * `snapshot`: `done`/`total` count databases (an agent's cold index, snapshotted right after
+   * it, counts as its agent); `archive`: they count bytes written; `dump`: the control plane's
+   * pg_dump is running (0 of 1).
    */
   phase: "dump" | "snapshot" | "archive";
   /** The home path of the database or file being worked on. */

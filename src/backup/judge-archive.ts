@@ -2,6 +2,12 @@ import { latestSchemaVersion } from "../db/schema.js";
 import type { ArchiveScan, ScannedEntry } from "./archive-scan.js";
 import { coldArchiveHomePath } from "./cold-archives.js";
 import {
+  type ColdIndexClaim,
+  coldIndexHomePath,
+  describeUncovered,
+  type UncoveredClaim,
+} from "./cold-index-coverage.js";
+import {
   type BackupManifest,
   DATABASES_DIR,
   MANIFEST_ENTRY,
@@ -148,6 +154,12 @@ function missingEntry(want: Expected): VerifiedEntry {
   };
 }
 
+/** Marks an entry bad, unless it is already: its first problem is the one named. */
+function flagEntry(entries: VerifiedEntry[], path: string, problem: string): void {
+  const entry = entries.find((e) => e.path === path);
+  if (entry && entry.status === "ok") Object.assign(entry, { status: "bad", problem });
+}
+
 /**
  * The archive's global database must register exactly the agent databases the archive carries,
  * or the restored home would miss an agent or carry one it cannot open.
@@ -163,10 +175,7 @@ function registryProblems(
   const carried = new Map(
     manifest.databases.filter((db) => db.role === "agent").map((db) => [db.agentId, db]),
   );
-  const flag = (path: string, problem: string) => {
-    const entry = entries.find((e) => e.path === path);
-    if (entry && entry.status === "ok") Object.assign(entry, { status: "bad", problem });
-  };
+  const flag = (path: string, problem: string) => flagEntry(entries, path, problem);
   for (const [agentId, path] of Object.entries(registered)) {
     const db = carried.get(agentId);
     if (!db || db.homePath !== toArchivePath(path)) {
@@ -208,10 +217,66 @@ function coldArchiveProblems(
       }
       return [];
     });
-    const entry = entries.find((e) => e.path === db.snapshotPath);
-    if (problems.length > 0 && entry && entry.status === "ok") {
-      Object.assign(entry, { status: "bad", problem: problems.join("; ") });
+    if (problems.length > 0) flagEntry(entries, db.snapshotPath, problems.join("; "));
+  }
+}
+
+/**
+ * Which of an agent snapshot's claims the staged snapshot of its cold index (by its entry name)
+ * does not cover; throws when its rows cannot be counted.
+ */
+export type CoverageCounter = (
+  entry: string,
+  claims: readonly ColdIndexClaim[],
+) => UncoveredClaim[];
+
+/** What an intact cold index does not cover of its agent snapshot's claims, or null. */
+function coverageProblem(
+  count: CoverageCounter,
+  entry: string,
+  claims: readonly ColdIndexClaim[],
+): string | null {
+  try {
+    const uncovered = count(entry, claims);
+    return uncovered.length === 0 ? null : `it ${describeUncovered(uncovered, claims)}`;
+  } catch (error) {
+    return `its rows cannot be counted: ${(error as Error).message}`;
+  }
+}
+
+/**
+ * The rows each agent snapshot claims must all be in the cold index the backup carries beside it
+ * (cold-index-coverage.ts), or the restored home's search would miss cold events. A cold index
+ * carried without its agent's database is named too: no claim says which of its rows count.
+ */
+function coldIndexProblems(
+  manifest: BackupManifest,
+  checks: ReadonlyMap<string, SnapshotCheck>,
+  entries: VerifiedEntry[],
+  count: CoverageCounter,
+): void {
+  const carried = manifest.databases.filter((db) => db.role === "cold-index");
+  const coldIndexes = new Map(carried.map((db) => [db.homePath, db]));
+  const agents = manifest.databases.filter((db) => db.role === "agent");
+  for (const db of agents) {
+    const claims = checks.get(db.snapshotPath)?.coldIndexClaims ?? [];
+    if (claims.length === 0) continue;
+    const homePath = coldIndexHomePath(db.homePath);
+    const cold = coldIndexes.get(homePath);
+    if (!cold) {
+      const problem = `it claims search rows of ${claims.length} cold sessions in its cold index (${homePath}), which is not in the backup`;
+      flagEntry(entries, db.snapshotPath, problem);
+      continue;
     }
+    // A cold index missing from the archive or failing its own check is named for that already.
+    if (entries.find((e) => e.path === cold.snapshotPath)?.status !== "ok") continue;
+    const problem = coverageProblem(count, cold.snapshotPath, claims);
+    if (problem) flagEntry(entries, cold.snapshotPath, problem);
+  }
+  const agentIds = new Set(agents.map((db) => db.agentId));
+  for (const cold of carried.filter((db) => !agentIds.has(db.agentId))) {
+    const problem = `it is agent "${cold.agentId}"'s cold index, but that agent's database is not in the archive`;
+    flagEntry(entries, cold.snapshotPath, problem);
   }
 }
 
@@ -235,11 +300,13 @@ function readManifest(scan: ArchiveScan): {
 
 /**
  * Judges a scanned archive against its manifest: every entry present, expected, complete and
- * hashing as listed; every snapshot passing `integrity_check` with a supported schema version.
+ * hashing as listed; every snapshot passing `integrity_check` with a supported schema version;
+ * every cold session's archive and search rows carried (`countCoverage` counts the latter).
  */
 export function judgeArchive(
   scan: ArchiveScan,
   checks: ReadonlyMap<string, SnapshotCheck>,
+  countCoverage: CoverageCounter,
 ): Judgement {
   const { manifest, problem: manifestProblem } = readManifest(scan);
   const wanted: Expected[] = manifest
@@ -258,6 +325,7 @@ export function judgeArchive(
   if (manifest) {
     registryProblems(manifest, checks, entries);
     coldArchiveProblems(manifest, checks, entries);
+    coldIndexProblems(manifest, checks, entries, countCoverage);
   }
   const problems: VerifyProblem[] = scan.damage.map((message) => ({ entry: null, message }));
   const manifestEntry = entries.find((entry) => entry.path === MANIFEST_ENTRY);

@@ -2,6 +2,7 @@ import { StateError } from "../db/errors.js";
 import { RESTORE_WORK_DIR } from "../db/pending-restore.js";
 import { agentDbRelativePath, GLOBAL_DB_RELATIVE_PATH } from "../home.js";
 import { validateAgentId } from "../ids.js";
+import { coldIndexHomePath } from "./cold-index-coverage.js";
 import { BACKUPS_DIR } from "./home-files.js";
 import {
   BACKUP_FORMAT,
@@ -78,19 +79,25 @@ function list(fields: Fields, key: string): unknown[] {
 /** The home path a database of this role must restore to, so an archive cannot misplace one. */
 function expectedDbPath(role: ManifestDatabase["role"], agentId: string | null): string | null {
   if (role === "global") return toArchivePath(GLOBAL_DB_RELATIVE_PATH);
-  if (role === "agent") return toArchivePath(agentDbRelativePath(agentId as string));
+  const agentPath = agentId === null ? null : toArchivePath(agentDbRelativePath(agentId));
+  if (role === "agent") return agentPath;
+  if (role === "cold-index") return coldIndexHomePath(agentPath as string);
   return null;
 }
+
+const ROLES: readonly string[] = ["global", "agent", "cold-index", "other"];
+/** The roles that belong to one agent, and name it. */
+const AGENT_ROLES: readonly string[] = ["agent", "cold-index"];
 
 function parseDatabase(value: unknown, index: number): ManifestDatabase {
   const where = `databases[${index}]`;
   const fields = object(value, where);
-  const role = fields.role;
-  if (role !== "global" && role !== "agent" && role !== "other") {
-    throw invalid(`${where}.role must be "global", "agent" or "other"`);
+  const role = fields.role as ManifestDatabase["role"];
+  if (!ROLES.includes(role)) {
+    throw invalid(`${where}.role must be one of ${ROLES.map((r) => `"${r}"`).join(", ")}`);
   }
   let agentId: string | null = null;
-  if (role === "agent") {
+  if (AGENT_ROLES.includes(role)) {
     try {
       agentId = validateAgentId(fields.agentId);
     } catch (error) {

@@ -161,6 +161,43 @@ describe("parseManifest", () => {
     expect(rejection(manifest({ controlPlane, files: [file] }))).toMatch(/listed twice/);
   });
 
+  it("reads an agent's cold index, which restores beside that agent's database and nowhere else", () => {
+    const [global, agent] = manifest().databases;
+    const coldIndex = {
+      ...agent,
+      role: "cold-index" as const,
+      schemaVersion: 1,
+      sourcePath: "/h/agents/main/agent/cold/index.sqlite",
+      homePath: "agents/main/agent/cold/index.sqlite",
+      snapshotPath: "databases/agents/main/agent/cold/index.sqlite",
+    };
+    const databases = [global, agent, coldIndex] as BackupManifest["databases"];
+    expect(parseManifest(JSON.stringify(manifest({ databases })))).toEqual(manifest({ databases }));
+    const withIndex = (cold: object) =>
+      manifest({ databases: [...databases.slice(0, 2), cold as never] });
+    const elsewhere = {
+      ...coldIndex,
+      homePath: "agents/main/agent/index.sqlite",
+      snapshotPath: "databases/agents/main/agent/index.sqlite",
+    };
+    expect(rejection(withIndex(elsewhere))).toMatch(
+      /databases\[2\]\.homePath must be "agents\/main\/agent\/cold\/index\.sqlite"/,
+    );
+    expect(rejection(withIndex({ ...coldIndex, agentId: null }))).toMatch(
+      /databases\[2\]\.agentId/,
+    );
+    const asFile = {
+      homePath: "agents/main/agent/cold/index.sqlite-journal",
+      archivePath: "files/agents/main/agent/cold/index.sqlite-journal",
+      bytes: 1,
+      sha256: HASH,
+    };
+    expect(rejection(manifest({ databases, files: [asFile] }))).toMatch(/listed twice/);
+    expect(rejection(withIndex({ ...coldIndex, role: "index" }))).toMatch(
+      /databases\[2\]\.role must be one of "global", "agent", "cold-index", "other"/,
+    );
+  });
+
   it("refuses text that is not JSON", () => {
     expect(() => parseManifest("{")).toThrow(/manifest\.json is not valid: not JSON/);
   });

@@ -19,8 +19,11 @@ export const CONTROL_PLANE_ENTRY = "control-plane/postgres.sql";
 export const CONTROL_PLANE_HOME_PATH = "control-plane.sql";
 
 /**
- * `global` and `agent` are the home's own databases; `other` is any further SQLite file found in
- * the home (a legacy sidecar, a plugin's database), snapshotted the same way instead of copied live.
+ * `global` and `agent` are the home's own databases, and `cold-index` an agent's cold index file
+ * (`agents/<id>/agent/cold/index.sqlite`, with the agent's id), snapshotted right after its agent;
+ * `other` is any further SQLite file found in the home (a legacy sidecar, a plugin's database),
+ * snapshotted the same way instead of copied live. A reader that predates `cold-index` refuses a
+ * manifest with one rather than misreading it, so the format version stays.
  */
 export type SnapshotRole = DatabaseRole | "other";
 

@@ -6,6 +6,7 @@ import type { DriverName, SqlDriver } from "../db/driver.js";
 import { chooseDriver, driverFactory, supportsInertModules } from "../db/driver-choice.js";
 import { sqlString } from "../db/sql-string.js";
 import { type ColdArchiveRef, readColdArchives } from "./cold-archives.js";
+import { type ColdIndexClaim, readColdIndexClaims } from "./cold-index-coverage.js";
 
 const MAX_PROBLEM_LINES = 10;
 /** SQLite's default build caps mmap_size here (SQLITE_MAX_MMAP_SIZE); larger files map in part. */
@@ -25,6 +26,8 @@ export interface SnapshotCheck {
   registeredAgents: Record<string, string> | null;
   /** The archives an agent snapshot's cold sessions are in (absent when it has none). */
   coldArchives?: ColdArchiveRef[] | null;
+  /** An agent snapshot's claims on its cold index's rows (absent when it has none). */
+  coldIndexClaims?: ColdIndexClaim[] | null;
 }
 
 /**
@@ -63,9 +66,9 @@ function readAgents(driver: SqlDriver): Record<string, string> | null {
 }
 
 /** A damaged snapshot's integrity_check already says so; its unreadable cold rows add nothing. */
-function coldArchivesOf(driver: SqlDriver): ColdArchiveRef[] | null {
+function coldRowsOf<T>(driver: SqlDriver, read: (driver: SqlDriver) => T[] | null): T[] | null {
   try {
-    return readColdArchives(driver);
+    return read(driver);
   } catch {
     return null;
   }
@@ -160,7 +163,8 @@ export function checkSnapshotHeld(
       integrityCheck: lines.slice(0, MAX_PROBLEM_LINES).join("; "),
       schemaVersion: version?.user_version ?? null,
       registeredAgents: readAgents(open),
-      coldArchives: part === "fulltext" ? null : coldArchivesOf(open),
+      coldArchives: part === "fulltext" ? null : coldRowsOf(open, readColdArchives),
+      coldIndexClaims: part === "fulltext" ? null : coldRowsOf(open, readColdIndexClaims),
     };
     open.exec("COMMIT");
     return { result, release: () => open.close() };
@@ -187,6 +191,7 @@ export function joinChecks(tables: SnapshotCheck, fulltext: SnapshotCheck): Snap
     schemaVersion: tables.schemaVersion,
     registeredAgents: tables.registeredAgents,
     coldArchives: tables.coldArchives,
+    coldIndexClaims: tables.coldIndexClaims,
   };
 }
 

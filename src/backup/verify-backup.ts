@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { StateError } from "../db/errors.js";
 import { type ArchiveScan, scanArchive } from "./archive-scan.js";
+import { uncoveredClaims } from "./cold-index-coverage.js";
 import {
   isSnapshotEntry,
   judgeArchive,
@@ -79,7 +80,12 @@ export async function inspectArchive(
     });
     const checks = new Map<string, SnapshotCheck>();
     for (const [path, check] of pending) checks.set(path, await check);
-    const { manifest, entries, problems } = judgeArchive(scan, checks);
+    const staged = new Map(scan.entries.map((entry) => [entry.path, entry.stagedPath]));
+    const { manifest, entries, problems } = judgeArchive(scan, checks, (entry, claims) => {
+      const path = staged.get(entry);
+      if (!path) throw new Error("it was not staged");
+      return uncoveredClaims(path, claims);
+    });
     const report: VerifyReport = {
       archive,
       ok: problems.length === 0,

@@ -20,8 +20,10 @@ function appendMany(home: ReturnType<typeof openStateHome>, agentId: string, n: 
   return [...agent.transcripts.exportJsonl("s1")].join("");
 }
 
+/** The cold archives of an agent (beside them in its cold directory: its cold index file). */
 function coldFiles(home: string, agentId: string): string[] {
-  return readdirSync(join(home, "agents", agentId, "agent", "cold"));
+  const names = readdirSync(join(home, "agents", agentId, "agent", "cold"));
+  return names.filter((name) => name.endsWith(".cold"));
 }
 
 describe("a backup of a home with cold sessions", () => {

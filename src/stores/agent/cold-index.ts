@@ -23,7 +23,7 @@ export const COLD_INDEX_SESSION_COLUMNS = columnsOf<ColdIndexSessionRow>()(
 );
 
 /** Rowids name an event for good: session_no * 2^32 + seq. */
-const SESSION_SPAN = 4294967296;
+export const SESSION_SPAN = 4294967296;
 
 /** One event's indexed text, as a move copies it from the hot index. */
 export interface ColdIndexRow {
@@ -134,6 +134,14 @@ export class ColdIndex {
   exclusively<T>(fn: (file: Database) => T): T {
     const s = this.open(true) as ColdIndexStatements;
     return s.db.tx(() => fn(s.db));
+  }
+
+  /**
+   * The file's connection, for a reader that needs the database itself (a backup's snapshot);
+   * undefined when the agent has no file, which this never creates.
+   */
+  openFile(): Database | undefined {
+    return this.open(false)?.db;
   }
 
   /** Gives the file's free pages back (after `forget`s); undefined when there is no file. */
