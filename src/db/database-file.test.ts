@@ -42,7 +42,11 @@ function migrated(path: string, role: DatabaseRole) {
     driver.exec("PRAGMA auto_vacuum = INCREMENTAL");
     driver.exec("PRAGMA journal_mode = WAL");
     migrate(driver, role);
-    if (role === "agent") finishLayoutUpgrade(driver);
+    if (role === "agent") {
+      finishLayoutUpgrade(driver);
+      // All the move of cold search rows to their own file (agent/0017) does with none to move.
+      driver.exec("DROP TABLE cold_fts");
+    }
   } finally {
     driver.close();
   }

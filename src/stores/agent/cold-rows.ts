@@ -78,8 +78,11 @@ export class ColdRows {
     this.selectClaim = db.prepareOnUse(
       "SELECT through_seq, rows FROM cold_index_claims WHERE session_no = ?",
     );
+    // Read from FTS5's own content table: through the virtual table each row is a seek of its
+    // own, 3 to 4 times slower (100 ms against 29 ms for a session of 18,000 events).
     this.selectIndexRows = db.prepareOnUse(
-      `SELECT e.seq, f.text FROM transcript_events e JOIN transcript_fts f ON f.rowid = e.id
+      `SELECT e.seq, f.c0 AS text FROM transcript_events e
+       JOIN transcript_fts_content f ON f.id = e.id
        WHERE e.session_no = ? AND e.seq > ? ORDER BY e.seq`,
     );
     this.selectUnindexed = db.prepareOnUse(
