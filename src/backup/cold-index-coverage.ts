@@ -65,8 +65,10 @@ export function uncoveredClaims(
   if (claims.length === 0) return [];
   const driver = readonlyDriver(coldIndex);
   try {
+    // FTS5's own row-size table, one integer-keyed row per indexed row: counting the virtual table
+    // reads every row's text.
     const count = driver.prepare<{ n: number }>(
-      "SELECT count(*) AS n FROM cold_fts WHERE rowid BETWEEN ? AND ?",
+      "SELECT count(*) AS n FROM cold_fts_docsize WHERE id BETWEEN ? AND ?",
     );
     return claims.flatMap((claim) => {
       const base = claim.sessionNo * SESSION_SPAN;
