@@ -1,4 +1,5 @@
-import { statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useTempDirs } from "../test-support/temp-dir.js";
@@ -68,4 +69,17 @@ describe("new database files", () => {
       }
     },
   );
+
+  it("removes the drafts a killed process left beside a new file, never a live process's", () => {
+    const dir = tempDir();
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid as number;
+    const left = [
+      `agent.sqlite.new-${dead}-0-0a1b2c3d`,
+      `agent.sqlite.new-${dead}-0-0a1b2c3d-journal`,
+    ];
+    const live = `agent.sqlite.new-${process.pid}-7-0a1b2c3d`;
+    for (const name of [...left, live]) writeFileSync(join(dir, name), "draft");
+    openDatabase({ path: join(dir, "agent.sqlite"), role: "agent" }).close();
+    expect(readdirSync(dir).sort()).toEqual(["agent.sqlite", live].sort());
+  });
 });

@@ -1,6 +1,16 @@
 // Creating a database file and the pragmas every connection of one gets.
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { threadId } from "node:worker_threads";
 import { checkedVersion, noteChecked } from "./checked-files.js";
 import type { DriverFactory, SqlDriver } from "./driver.js";
@@ -80,6 +90,7 @@ export function createDatabaseFile(
   mode: JournalMode,
 ): void {
   const key = `${role}:${mode}`;
+  removeDeadDrafts(path);
   const draft = draftPath(path);
   try {
     const template = templates.get(key);
@@ -93,12 +104,43 @@ export function createDatabaseFile(
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
   } finally {
-    for (const file of [draft, `${draft}-wal`, `${draft}-shm`]) rmSync(file, { force: true });
+    for (const suffix of ["", "-wal", "-shm", "-journal"]) {
+      rmSync(`${draft}${suffix}`, { force: true });
+    }
   }
 }
 
 function draftPath(path: string): string {
   return `${path}.new-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * Removes the drafts (and their journals) that processes killed while creating `path` left
+ * beside it: those of a process that is gone. A live process's draft may be in use.
+ */
+export function removeDeadDrafts(path: string): void {
+  const prefix = `${basename(path)}.new-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path)).filter((name) => name.startsWith(prefix));
+  } catch {
+    return; // No directory yet: nothing was left in it.
+  }
+  for (const name of names) {
+    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    if (Number.isInteger(pid) && pid > 0 && !processAlive(pid)) {
+      rmSync(join(dirname(path), name), { force: true });
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** Runs the migrations on a new file at `draft`, left closed and whole. */

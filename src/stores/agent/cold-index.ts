@@ -2,6 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { columnsOf } from "../../db/columns.js";
 import { type Database, openDatabase } from "../../db/database.js";
+import { removeDeadDrafts } from "../../db/database-file.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { type VacuumResult, vacuumDatabase } from "../../db/vacuum.js";
 import { coldDirOf } from "./cold-files.js";
@@ -162,6 +163,8 @@ export class ColdIndex {
     if (this.statements !== undefined && this.db?.isOpen) return this.statements;
     const readonly = this.agentDb.readonly;
     if ((readonly || !create) && !existsSync(this.path)) return undefined;
+    // A process killed while creating the file may have left its draft beside it, linked or not.
+    if (create) removeDeadDrafts(this.path);
     this.db = openDatabase({
       path: this.path,
       role: "cold-index",
