@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { columnsOf } from "../../db/columns.js";
 import { type Database, openDatabase } from "../../db/database.js";
@@ -56,11 +56,6 @@ export class ColdIndex {
   constructor(private readonly agentDb: Database) {
     this.path = coldIndexPathOf(agentDb.path);
     agentDb.onClose(() => this.close());
-  }
-
-  /** Bytes of the file on disk (0 when the agent never moved a session cold). */
-  sizeBytes(): number {
-    return statSync(this.path, { throwIfNoEntry: false })?.size ?? 0;
   }
 
   /**

@@ -169,15 +169,10 @@ export class ColdRows {
       createdAt: row.created_at,
       data: Buffer.from(row.data),
     }));
-    const claimedThrough = this.claimedThrough(sessionNo);
+    const claimedThrough = this.claimOf(sessionNo)?.through_seq ?? 0;
     const indexRows = this.selectIndexRows.all(sessionNo, claimedThrough);
     const indexed = this.selectUnindexed.get(sessionNo)?.found === 0;
     return { sessionNo, events, blobs, claimedThrough, indexRows, indexed };
-  }
-
-  /** The last seq the session's claim on the cold index covers (0 without one). */
-  claimedThrough(sessionNo: number): number {
-    return this.selectClaim.get(sessionNo)?.through_seq ?? 0;
   }
 
   /** The session's claim on the cold index, if it has one. */

@@ -318,7 +318,7 @@ export class ColdStore {
     if (
       this.selectCold.get(sessionId) !== undefined ||
       !this.rows.unchanged(found) ||
-      this.rows.claimedThrough(found.sessionNo) !== found.claimedThrough
+      (this.rows.claimOf(found.sessionNo)?.through_seq ?? 0) !== found.claimedThrough
     ) {
       throw changedWhileMoving(sessionId);
     }
