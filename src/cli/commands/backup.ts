@@ -239,7 +239,7 @@ function registerVerify(backup: Command): void {
   const command = backup
     .command("verify <file>")
     .description(
-      "re-hash every entry against the manifest and integrity_check every snapshot (in a private temp dir, removed after)",
+      "re-hash every entry against the manifest, integrity_check every snapshot, and check that every cold session's archive and search rows (its agent's cold index) are there (in a private temp dir, removed after)",
     );
   command.option("--full", "show every problem and table cell whole");
   addExamples(command, [
