@@ -16,6 +16,7 @@ import { requireBuild } from "../support/built.js";
 const TRIALS = Number(process.env.AGENTSTATE_COLD_KILL_TRIALS ?? 5);
 const AGENT = "main";
 const SESSIONS = 12;
+/** Events of odd sessions; even ones have twice as many, so their search rows go to the cold index thread. */
 const EVENTS = 150;
 const CHILD = fileURLToPath(new URL("./move-child.mjs", import.meta.url));
 const AGENT_DIR = join("agents", AGENT, "agent");
@@ -50,7 +51,7 @@ function buildTemplate(dir: string): void {
     agent.transcripts.appendMany(id, [
       text(`zebra number ${s}`),
       { type: "message", message: { role: "user", content: [{ type: "image", data: image(id) }] } },
-      ...Array.from({ length: EVENTS }, (_, i) =>
+      ...Array.from({ length: s % 2 === 0 ? EVENTS * 2 : EVENTS }, (_, i) =>
         text(`line ${i} of ${id} 雪の日 ${"x".repeat(i)}`),
       ),
     ]);

@@ -6,6 +6,7 @@ import { removeDeadDrafts } from "../../db/database-file.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { type VacuumResult, vacuumDatabase } from "../../db/vacuum.js";
 import { coldDirOf } from "./cold-files.js";
+import { processColdIndexThread } from "./cold-index-thread.js";
 import { withLimit } from "./statement-limits.js";
 
 /** The agent's cold index file (cold-index/0001_init.sql), beside its archives. */
@@ -58,26 +59,42 @@ export class ColdIndex {
     agentDb.onClose(() => this.close());
   }
 
+  /** Writes a session's rows (see `writeColdRows`), on this thread. */
+  write(job: ColdRowsJob): void {
+    writeColdRows(this.open(true) as ColdIndexStatements, job);
+  }
+
   /**
-   * Writes a session's rows after `through` (what its claim already covers), in one transaction
-   * of the cold index, and first drops any row of the session above it: left by a move that did
-   * not commit, or by an earlier session under the same number.
+   * Starts `write(job)` on the process's cold index thread (see cold-index-thread.ts), so the
+   * caller can encode and write the session's archive meanwhile; `finish()` waits for it and
+   * throws what it threw, `settle()` (after a failure elsewhere) waits for it and ignores it.
+   * Where no thread serves (one core, the TypeScript sources, a worker thread), or for a few
+   * rows, `finish()` writes them itself.
    */
-  write(
-    sessionNo: number,
-    sessionId: string,
-    through: number,
-    rows: readonly ColdIndexRow[],
-  ): void {
-    const s = this.open(true) as ColdIndexStatements;
-    const base = sessionNo * SESSION_SPAN;
-    s.db.tx(() => {
-      // A DELETE on an FTS5 table scans its content even when the range holds no row.
-      const above = [base + through + 1, base + SESSION_SPAN - 1] as const;
-      if (s.anyInRange.get(...above)?.found === 1) s.dropRange.run(...above);
-      for (const row of rows) s.insert.run(base + row.seq, row.text);
-      s.nameSession.run(sessionNo, sessionId);
-    });
+  startWrite(job: ColdRowsJob): ColdIndexWrite {
+    this.open(true);
+    const thread = processColdIndexThread();
+    const ticket =
+      job.rows.length >= THREAD_FROM_ROWS
+        ? thread.post({ ...job, path: this.path, driver: this.agentDb.driverName })
+        : undefined;
+    if (ticket === undefined) return { finish: () => this.write(job), settle: () => {} };
+    let waited = false;
+    const wait = () => {
+      if (waited) return;
+      waited = true;
+      thread.wait(ticket);
+    };
+    return {
+      finish: wait,
+      settle: () => {
+        try {
+          wait();
+        } catch {
+          // The rows are unclaimed whatever became of them: no search finds them.
+        }
+      },
+    };
   }
 
   /** The best `limit` rows matching `match` (an FTS5 query), in one session's rows or in all. */
@@ -174,7 +191,50 @@ export class ColdIndex {
   }
 }
 
-interface ColdIndexStatements {
+/** A write of the cold index under way (see `ColdIndex.startWrite`). */
+export interface ColdIndexWrite {
+  finish(): void;
+  settle(): void;
+}
+
+/** A session's rows for the cold index: those after `through` (what its claim already covers). */
+export interface ColdRowsJob {
+  sessionNo: number;
+  sessionId: string;
+  through: number;
+  rows: readonly ColdIndexRow[];
+}
+
+/**
+ * Below this many rows a session's index write is a few milliseconds: handing it to the thread
+ * would save less than the copy of its rows and the wake-ups cost.
+ */
+const THREAD_FROM_ROWS = 256;
+
+/**
+ * Writes a job's rows in one transaction of the cold index, and first drops any row of the
+ * session above `through`: left by a move that did not commit, or by an earlier session under the
+ * same number. `onProgress` hears the rows inserted so far, now and then.
+ */
+export function writeColdRows(
+  s: ColdIndexStatements,
+  job: ColdRowsJob,
+  onProgress?: (rows: number) => void,
+): void {
+  const base = job.sessionNo * SESSION_SPAN;
+  s.db.tx(() => {
+    // A DELETE on an FTS5 table scans its content even when the range holds no row.
+    const above = [base + job.through + 1, base + SESSION_SPAN - 1] as const;
+    if (s.anyInRange.get(...above)?.found === 1) s.dropRange.run(...above);
+    for (const [i, row] of job.rows.entries()) {
+      s.insert.run(base + row.seq, row.text);
+      if (i % 512 === 511) onProgress?.(i + 1);
+    }
+    s.nameSession.run(job.sessionNo, job.sessionId);
+  });
+}
+
+export interface ColdIndexStatements {
   db: Database;
   insert: SqlStatement;
   dropRange: SqlStatement;
@@ -187,7 +247,7 @@ interface ColdIndexStatements {
   matchRange: (limit: number) => SqlStatement<{ rowid: number; score: number }>;
 }
 
-function statementsOf(db: Database): ColdIndexStatements {
+export function statementsOf(db: Database): ColdIndexStatements {
   // Sorted by SQLite on bm25(), as the hot index is (transcript-search.ts says why).
   const best = (where: string, limit: number) =>
     `SELECT rowid, bm25(cold_fts) AS score FROM cold_fts WHERE ${where}

@@ -129,19 +129,31 @@ export class ColdStore {
       return { ...this.resultOf(sessionId, found.cold), alreadyCold: true };
     }
     if (!found.indexed) throw changedWhileMoving(sessionId);
-    const encoded = encodeArchive(sessionId, found.events, found.blobs);
-    const name = newArchiveName(found.sessionNo);
-    const path = this.write(dir, name, encoded);
+    const { sessionNo, claimedThrough: through, indexRows: rows } = found;
+    // The search rows go to the cold index (on its thread, where there is one) while the archive
+    // is encoded and written; the commit checks they are there.
+    const indexing = this.index.startWrite({ sessionNo, sessionId, through, rows });
+    const name = newArchiveName(sessionNo);
+    let path: string | undefined;
+    let encoded: EncodedArchive;
+    try {
+      encoded = encodeArchive(sessionId, found.events, found.blobs);
+      path = this.write(dir, name, encoded);
+      this.verifyFile(path, encoded);
+      indexing.finish();
+    } catch (error) {
+      if (path !== undefined) removeFile(path);
+      indexing.settle();
+      throw error;
+    }
     const relative = join("agents", this.agentId, "agent", "cold", name);
     try {
-      this.verifyFile(path, encoded);
-      this.index.write(found.sessionNo, sessionId, found.claimedThrough, found.indexRows);
-      this.db.tx(() => this.commitMove(sessionId, found, encoded, path, relative));
+      this.db.tx(() => this.commitMove(sessionId, found, encoded, path as string, relative));
     } catch (error) {
       removeFile(path);
       throw error;
     }
-    this.removeLeftovers(found.sessionNo);
+    this.removeLeftovers(sessionNo);
     // What was committed, not a read after it: another process may have restored it since.
     const moved = { archivePath: relative, sha256: encoded.sha256, bytes: encoded.bytes };
     return { sessionId, ...moved, events: found.events.length, alreadyCold: false };
