@@ -211,14 +211,21 @@ function corrupt(what: string, cause?: unknown): StateError {
   return new StateError("E_CORRUPT", `cold archive: ${what}`, cause === undefined ? {} : { cause });
 }
 
-/** The text of one gzip member; a bad CRC, a cut member or a non-gzip range is E_CORRUPT. */
-function inflate(bytes: Buffer, what: string): string {
+/** The bytes of one gzip member; a bad CRC, a cut member or a non-gzip range is E_CORRUPT. */
+export function inflateMember(bytes: Buffer, what: string): Buffer {
   try {
-    return gunzipSync(bytes).toString("utf8");
+    return gunzipSync(bytes);
   } catch (error) {
     throw corrupt(`${what} does not inflate`, error);
   }
 }
+
+function inflate(bytes: Buffer, what: string): string {
+  return inflateMember(bytes, what).toString("utf8");
+}
+
+/** Member `i` inflated elsewhere (checked there, as `inflateMember` does). */
+export type InflatedMembers = (i: number) => Buffer;
 
 /** Reads an archive of `size` bytes through `readAt`: the index at once, members on demand. */
 export class ArchiveReader {
@@ -240,11 +247,15 @@ export class ArchiveReader {
     this.blobsBySha = new Map(this.index.blobs.map((b) => [b.sha256, b]));
   }
 
-  /** The events of member `i`, in seq order. */
-  member(i: number): ArchivedEvent[] {
+  /** The events of member `i`, in seq order; `inflated` gives its bytes inflated already. */
+  member(i: number, inflated?: InflatedMembers): ArchivedEvent[] {
     const m = this.index.members[i];
     if (m === undefined) throw new RangeError(`no member ${i}`);
-    const events = eventsOf(inflate(this.readAt(m.offset, m.length), `member ${i}`));
+    const text =
+      inflated === undefined
+        ? inflate(this.readAt(m.offset, m.length), `member ${i}`)
+        : inflated(i).toString("utf8");
+    const events = eventsOf(text);
     if (events.length !== m.events)
       throw corrupt(`member ${i} holds ${events.length} events, not ${m.events}`);
     return events;
@@ -255,12 +266,15 @@ export class ArchiveReader {
     return this.index.members.findIndex((m) => m.firstSeq <= seq && seq <= m.lastSeq);
   }
 
-  /** Events with seq above `afterSeq`, in order, inflating members as they are reached. */
-  *eventsAfter(afterSeq: number): IterableIterator<ArchivedEvent> {
+  /**
+   * Events with seq above `afterSeq`, in order, inflating members as they are reached (or taking
+   * them from `inflated`).
+   */
+  *eventsAfter(afterSeq: number, inflated?: InflatedMembers): IterableIterator<ArchivedEvent> {
     const members = this.index.members;
     for (let i = 0; i < members.length; i++) {
       if ((members[i] as ArchiveMember).lastSeq <= afterSeq) continue;
-      for (const event of this.member(i)) if (event.seq > afterSeq) yield event;
+      for (const event of this.member(i, inflated)) if (event.seq > afterSeq) yield event;
     }
   }
 

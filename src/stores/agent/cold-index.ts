@@ -6,7 +6,7 @@ import { removeDeadDrafts } from "../../db/database-file.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { type VacuumResult, vacuumDatabase } from "../../db/vacuum.js";
 import { coldDirOf } from "./cold-files.js";
-import { processColdIndexThread } from "./cold-index-thread.js";
+import { processColdThread } from "./cold-thread.js";
 import { withLimit } from "./statement-limits.js";
 
 /** The agent's cold index file (cold-index/0001_init.sql), beside its archives. */
@@ -65,7 +65,7 @@ export class ColdIndex {
   }
 
   /**
-   * Starts `write(job)` on the process's cold index thread (see cold-index-thread.ts), so the
+   * Starts `write(job)` on the process's cold storage thread (see cold-thread.ts), so the
    * caller can encode and write the session's archive meanwhile; `finish()` waits for it and
    * throws what it threw, `settle()` (after a failure elsewhere) waits for it and ignores it.
    * Where no thread serves (one core, the TypeScript sources, a worker thread), or for a few
@@ -73,10 +73,10 @@ export class ColdIndex {
    */
   startWrite(job: ColdRowsJob): ColdIndexWrite {
     this.open(true);
-    const thread = processColdIndexThread();
+    const thread = processColdThread();
     const ticket =
       job.rows.length >= THREAD_FROM_ROWS
-        ? thread.post({ ...job, path: this.path, driver: this.agentDb.driverName })
+        ? thread.post({ ...job, kind: "index", path: this.path, driver: this.agentDb.driverName })
         : undefined;
     if (ticket === undefined) return { finish: () => this.write(job), settle: () => {} };
     let waited = false;

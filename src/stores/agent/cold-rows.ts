@@ -1,7 +1,12 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
-import type { ArchivedBlob, ArchivedEvent, ArchiveReader } from "../../transcript/cold-archive.js";
+import type {
+  ArchivedBlob,
+  ArchivedEvent,
+  ArchiveReader,
+  InflatedMembers,
+} from "../../transcript/cold-archive.js";
 import type { ColdIndexRow } from "./cold-index.js";
 import type { ColdIndexClaimRow, ColdSessionRow, EventRow } from "./transcript-rows.js";
 
@@ -219,10 +224,10 @@ export class ColdRows {
 
   /**
    * Inserts the archived rows back under new row ids (the old ones may have been reused) and
-   * deletes the cold row. Their index rows stay in the cold index: the caller marks the new ids
-   * indexed.
+   * deletes the cold row; `inflated` gives members inflated already (see `inflateAhead`). Their
+   * index rows stay in the cold index: the caller marks the new ids indexed.
    */
-  putBack(row: ColdSessionRow, reader: ArchiveReader): void {
+  putBack(row: ColdSessionRow, reader: ArchiveReader, inflated?: InflatedMembers): void {
     const now = Date.now();
     for (const blob of reader.blobs()) {
       this.insertBlob.run(
@@ -234,7 +239,7 @@ export class ColdRows {
       );
     }
     let count = 0;
-    for (const e of reader.eventsAfter(0)) {
+    for (const e of reader.eventsAfter(0, inflated)) {
       this.insertEvent.run(
         row.session_no,
         e.seq,

@@ -24,6 +24,7 @@ import {
 import { ColdIndex } from "./cold-index.js";
 import { ColdArchive } from "./cold-reader.js";
 import { ColdRows, type SessionRows } from "./cold-rows.js";
+import { inflateAhead } from "./cold-thread.js";
 import type { TranscriptIndex } from "./transcript-index.js";
 import type { ColdSessionRow } from "./transcript-rows.js";
 
@@ -192,7 +193,9 @@ export class ColdStore {
     }
     try {
       this.hotIndex.indexPending();
-      this.rows.putBack(row, new ArchiveReader(file.readAt, file.size));
+      const reader = new ArchiveReader(file.readAt, file.size);
+      // Later members inflate on the cold storage thread while the rows of earlier ones go in.
+      this.rows.putBack(row, reader, inflateAhead(path, reader.index.members));
       this.hotIndex.coverThrough(this.rows.topEventId());
     } finally {
       file.close();
