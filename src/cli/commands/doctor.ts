@@ -1,19 +1,11 @@
 import type { Command } from "commander";
-import { describeInterruptedRuns, type InterruptedRun } from "../../backup/interrupted-runs.js";
+import { describeInterruptedRuns } from "../../backup/interrupted-runs.js";
 import { StateError } from "../../db/errors.js";
 import { refuseHeldHome } from "../../db/file-holders.js";
 import { type DoctorReport, runDoctorFix } from "../../doctor/fix.js";
-import { settleInterruptedRuns } from "../../doctor/interrupted-runs.js";
 import { type MigrationPlan, planMigration } from "../../doctor/plan.js";
-import { problemsOfRun } from "../../doctor/run-problems.js";
 import { resolveHomePath } from "../../home.js";
-import {
-  addHomeOption,
-  addJsonOption,
-  type HomeOptions,
-  type JsonOption,
-  withHome,
-} from "../common.js";
+import { addHomeOption, addJsonOption, type HomeOptions, type JsonOption } from "../common.js";
 import { cleanCell, formatBytes, printJson, renderTable, truncateMiddle } from "../output.js";
 import { truncate } from "../render/style.js";
 import {
@@ -21,6 +13,7 @@ import {
   reportDamagedDatabases,
   salvageDamagedDatabases,
 } from "./doctor-databases.js";
+import { showHistory } from "./doctor-history.js";
 import { progressReporter } from "./doctor-progress.js";
 import { type QuarantinedOptions, showQuarantined } from "./doctor-quarantined.js";
 
@@ -240,49 +233,6 @@ export function renderReport(report: DoctorReport, options: RenderOptions): stri
     `imported ${t.imported}, skipped ${t.skipped}, warnings ${t.warning}, failed ${t.failed}; ${t.records} records${t.quarantined > 0 ? `, ${t.quarantined} line(s) quarantined` : ""} in ${seconds}s`,
   );
   return out.join("\n");
-}
-
-function showHistory(options: DoctorOptions): void {
-  let found: InterruptedRun[] = [];
-  const runs = withHome(options, false, (home) => {
-    found = settleInterruptedRuns(home);
-    const counts = home.quarantine.countsByRun();
-    return home.migrations.listRuns(100).map((run) => ({
-      ...run,
-      problems: problemsOfRun(home, run.id),
-      quarantined: counts.get(run.id) ?? 0,
-    }));
-  });
-  const notes = describeInterruptedRuns(found);
-  if (options.json) {
-    for (const note of notes) process.stderr.write(`${note}\n`);
-    printJson(runs);
-    return;
-  }
-  const out = [
-    ...notes,
-    renderTable(runs, [
-      { header: "RUN", value: (r) => r.id },
-      { header: "STARTED", value: (r) => new Date(r.startedAt).toISOString() },
-      { header: "STATUS", value: (r) => r.status },
-      { header: "PROBLEMS", value: (r) => r.problems.length, align: "right" },
-      { header: "QUARANTINED", value: (r) => r.quarantined, align: "right" },
-      { header: "BACKUP", value: (r) => String(r.report.backupPath ?? "") },
-    ]),
-  ];
-  for (const run of runs.filter((r) => r.problems.length > 0)) {
-    out.push("", `${run.id}:`);
-    for (const p of run.problems.slice(0, 20)) {
-      const where =
-        p.line !== null ? `${p.path}:${p.line}` : p.key !== null ? `${p.path} [${p.key}]` : p.path;
-      out.push(`  ${where}: ${p.reason}${p.quarantined ? " (quarantined)" : ""}`);
-    }
-    if (run.problems.length > 20)
-      out.push(`  … ${run.problems.length - 20} more (doctor --history --json lists them)`);
-  }
-  if (runs.some((r) => r.quarantined > 0))
-    out.push("", "doctor --quarantined lists the quarantined lines; --out FILE exports them.");
-  process.stdout.write(`${out.join("\n")}\n`);
 }
 
 /** Shell convention: a command stopped by a signal exits 128 + the signal's number. */
