@@ -9,6 +9,12 @@ import { addHomeOption, addJsonOption, type HomeOptions, type JsonOption } from 
 import { cleanCell, formatBytes, printJson, renderTable, truncateMiddle } from "../output.js";
 import { truncate } from "../render/style.js";
 import {
+  checkColdIndexesOf,
+  renderColdIndexProblems,
+  renderColdIndexRepairs,
+  repairColdIndexesOf,
+} from "./doctor-cold-index.js";
+import {
   renderSalvage,
   reportDamagedDatabases,
   salvageDamagedDatabases,
@@ -29,8 +35,8 @@ interface DoctorOptions extends HomeOptions, JsonOption, QuarantinedOptions {
 
 const EXAMPLES = `
 Examples:
-  agentstate doctor                              read-only plan: what would be imported
-  agentstate doctor --fix                        salvage damaged databases, back up, import, remove
+  agentstate doctor                              check databases and cold search indexes, plan an import
+  agentstate doctor --fix                        salvage, rebuild cold search indexes, back up, import
   agentstate doctor --fix --quarantine           also finish sources with unreadable lines (kept as bytes)
   agentstate doctor --history                    past runs, with their problems and quarantined lines
   agentstate doctor --quarantined                list quarantined lines (file:line, bytes, reason)
@@ -271,6 +277,10 @@ async function fix(options: DoctorOptions): Promise<void> {
   refuseHeldHome(resolveHomePath(options.home), "run doctor --fix");
   const salvaged = salvageDamagedDatabases(options);
   if (salvaged.length > 0 && !options.json) process.stdout.write(`${renderSalvage(salvaged)}\n`);
+  const coldIndexes = repairColdIndexesOf(options);
+  if (coldIndexes.length > 0 && !options.json) {
+    process.stdout.write(`${renderColdIndexRepairs(coldIndexes)}\n`);
+  }
   const progress = options.json ? undefined : progressReporter();
   const stop = stopOnSignals();
   let report: DoctorReport;
@@ -286,8 +296,13 @@ async function fix(options: DoctorOptions): Promise<void> {
     progress?.stop();
     stop.done();
   }
-  if (options.json) printJson(salvaged.length > 0 ? { ...report, salvaged } : report);
-  else {
+  if (options.json) {
+    printJson({
+      ...report,
+      ...(salvaged.length > 0 ? { salvaged } : {}),
+      ...(coldIndexes.length > 0 ? { coldIndexes } : {}),
+    });
+  } else {
     const render = { verbose: options.verbose === true, full: options.full === true };
     process.stdout.write(`${renderReport(report, render)}\n`);
   }
@@ -324,11 +339,11 @@ export function registerDoctor(program: Command): void {
   const command = program
     .command("doctor")
     .description(
-      "find legacy JSON/JSONL state in a home and plan its import (read-only); --fix backs up, imports and removes the imported files",
+      "check a home's databases and cold search indexes, find legacy JSON/JSONL state and plan its import (read-only); --fix salvages and rebuilds what failed its check, backs up, imports and removes the imported files",
     )
     .option(
       "--fix",
-      "back up the home, import every source, then remove the sources that imported completely",
+      "salvage damaged databases, rebuild cold search indexes that fail their check, back up the home, import every source, then remove the sources that imported completely",
     )
     .option("--keep-sources", "with --fix: leave imported source files in place")
     .option(
@@ -357,8 +372,12 @@ export function registerDoctor(program: Command): void {
     if (options.quarantined) return showQuarantined(options);
     if (options.fix) return fix(options);
     if (reportDamagedDatabases(options)) return;
+    const coldIndexes = checkColdIndexesOf(options);
     const plan = planMigration(options.home);
-    if (options.json) printJson(plan);
-    else process.stdout.write(`${renderPlan(plan, options.full === true)}\n`);
+    if (options.json) printJson(coldIndexes.length > 0 ? { ...plan, coldIndexes } : plan);
+    else {
+      const text = renderPlan(plan, options.full === true);
+      process.stdout.write(`${renderColdIndexProblems(coldIndexes)}${text}\n`);
+    }
   });
 }
