@@ -6,15 +6,15 @@ import { openRawSqlite } from "../db/test-support/raw-sqlite.js";
 import { openStateHome } from "../home.js";
 import { modeOf, useTempDirs } from "../test-support/temp-dir.js";
 import { repairColdIndexes } from "./cold-index-fix.js";
-import { type ColdIndexProblemCode, checkColdIndexes } from "./cold-index-health.js";
+import { checkColdIndexes } from "./cold-index-health.js";
 import { rebuildColdIndex } from "./cold-index-rebuild.js";
 import {
   AGENT,
   AGENT_DB,
   buildColdHome,
+  CODE_OF_DAMAGE,
   COLD_INDEX,
   COLD_INDEX_DAMAGES,
-  type ColdIndexDamage,
   claimsOf,
   coldIndexIntegrity,
   damageColdIndex,
@@ -22,14 +22,6 @@ import {
 } from "./test-support/cold-homes.js";
 
 const tempDir = useTempDirs();
-
-const CODES: Record<ColdIndexDamage, ColdIndexProblemCode> = {
-  deleted: "cold-index-missing",
-  truncated: "cold-index-damaged",
-  garbage: "cold-index-damaged",
-  "garbage-pages": "cold-index-damaged",
-  "session-rows-deleted": "cold-index-uncovered",
-};
 
 /** The files of the agent's cold directory that are not archives. */
 function coldIndexFiles(home: string): string[] {
@@ -53,7 +45,7 @@ describe("a damaged cold index", () => {
 
       const [problem, ...others] = checkColdIndexes(home);
       expect(others).toEqual([]);
-      expect(problem).toMatchObject({ agentId: AGENT, code: CODES[damage], claims: 4 });
+      expect(problem).toMatchObject({ agentId: AGENT, code: CODE_OF_DAMAGE[damage], claims: 4 });
       expect(problem?.path).toBe(join(home, COLD_INDEX));
       expect(problem?.message).toContain(`agent "${AGENT}"`);
       expect(problem?.message).toContain(join(home, COLD_INDEX));
@@ -61,7 +53,7 @@ describe("a damaged cold index", () => {
       const [repair] = repairColdIndexes(home, { now: Date.UTC(2030, 0, 2) });
       expect(repair).toMatchObject({
         status: "rebuilt",
-        code: CODES[damage],
+        code: CODE_OF_DAMAGE[damage],
         sessions: 4,
         error: null,
       });

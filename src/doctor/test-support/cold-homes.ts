@@ -7,13 +7,23 @@ import { openRawSqlite } from "../../db/test-support/raw-sqlite.js";
 import { openStateHome } from "../../home.js";
 import type { SearchHit } from "../../stores/agent/transcript-search.js";
 import type { NewTranscriptEvent } from "../../stores/agent/transcript-store.js";
+import type { ColdIndexProblemCode } from "../cold-index-health.js";
 
 export const AGENT = "main";
 export const AGENT_DB = join("agents", AGENT, "agent", "agent.sqlite");
 export const COLD_INDEX = join("agents", AGENT, "agent", "cold", "index.sqlite");
 
 /** Words every query below is made of; each session's events use them all. */
-export const QUERIES = ["walrus", "deploy*", "grep", "雪の日", "summary", "kelp forest", "s2x3"];
+export const QUERIES = [
+  "walrus",
+  "deploy*",
+  "grep",
+  "雪の日",
+  "summary",
+  "kelp forest",
+  "s2x7",
+  "picture",
+];
 
 export const COLD_INDEX_DAMAGES = [
   "deleted",
@@ -24,41 +34,46 @@ export const COLD_INDEX_DAMAGES = [
 ] as const;
 export type ColdIndexDamage = (typeof COLD_INDEX_DAMAGES)[number];
 
-/** A session's events: text, tool calls, CJK, a summary, an image, and events with no text. */
+/** The problem code doctor gives each damage. */
+export const CODE_OF_DAMAGE: Record<ColdIndexDamage, ColdIndexProblemCode> = {
+  deleted: "cold-index-missing",
+  truncated: "cold-index-damaged",
+  garbage: "cold-index-damaged",
+  "garbage-pages": "cold-index-damaged",
+  "session-rows-deleted": "cold-index-uncovered",
+};
+
+/** A session's events: text, tool calls, CJK, summaries, images, and events with no text. */
 function eventsOf(sessionId: string, n: number): NewTranscriptEvent[] {
-  const events: NewTranscriptEvent[] = [];
-  for (let i = 0; i < n; i++) {
+  const message = (role: string, content: unknown) => ({
+    type: "message",
+    message: { role, content },
+  });
+  return Array.from({ length: n }, (_, i) => {
     const word = `${sessionId}x${i}`;
     const filler = "the kelp forest sways ".repeat(1 + (i % 7));
-    const message = (role: string, content: unknown) => ({
-      type: "message",
-      message: { role, content },
-    });
-    if (i % 5 === 0) events.push(message("user", `walrus ${word} 雪の日 ${filler}`));
-    else if (i % 5 === 1)
-      events.push(
-        message("assistant", [
-          { type: "text", text: `deploying ${word}` },
-          {
-            type: "toolCall",
-            id: `c${i}`,
-            name: "bash",
-            arguments: { command: `grep -rn ${word}` },
-          },
-        ]),
-      );
-    else if (i % 5 === 2)
-      events.push({ type: "compaction", summary: `summary of ${word} ${filler}` });
-    else if (i % 5 === 3) events.push({ type: "model_change", provider: "p", modelId: `m${i}` });
-    else
-      events.push(
-        message("user", [
-          { type: "image", data: randomBytes(3000).toString("base64"), mimeType: "image/png" },
-          { type: "text", text: `walrus picture ${word}` },
-        ]),
-      );
-  }
-  return events;
+    if (i % 25 === 4) {
+      const image = {
+        type: "image",
+        data: randomBytes(3000).toString("base64"),
+        mimeType: "image/png",
+      };
+      return message("user", [image, { type: "text", text: `walrus picture ${word}` }]);
+    }
+    if (i % 5 === 0) return message("user", `walrus ${word} 雪の日 ${filler}`);
+    if (i % 5 === 1) {
+      const call = {
+        type: "toolCall",
+        id: `c${i}`,
+        name: "bash",
+        arguments: { command: `grep -rn ${word}` },
+      };
+      return message("assistant", [{ type: "text", text: `deploying ${word}` }, call]);
+    }
+    if (i % 5 === 2) return { type: "compaction", summary: `summary of ${word} ${filler}` };
+    if (i % 5 === 3) return { type: "model_change", provider: "p", modelId: `m${i}` };
+    return message("user", `walrus ${filler} ${word}`);
+  });
 }
 
 /**
