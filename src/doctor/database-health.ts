@@ -60,6 +60,8 @@ export function readQuietly<T>(path: string, fn: (driver: SqlDriver) => T): T {
   const driver = driverFactory(chooseDriver())(path, { fileMustExist: true });
   try {
     driver.exec("PRAGMA query_only = ON");
+    // A move or a commit of a live gateway holds its lock for a moment: wait, as every open does.
+    driver.exec("PRAGMA busy_timeout = 30000");
     return fn(driver);
   } finally {
     driver.close();
