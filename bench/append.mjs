@@ -4,7 +4,7 @@
 import { appendFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStateHome } from "../dist/index.js";
-import { indexedText } from "../dist/stores/agent/transcript-index.js";
+import { indexedText } from "../dist/transcript/indexed-text.js";
 import { eventFactory, makeVocabulary } from "./fixtures.mjs";
 import {
   compare,

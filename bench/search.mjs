@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStateHome } from "../dist/index.js";
-import { indexedText } from "../dist/stores/agent/transcript-index.js";
+import { indexedText } from "../dist/transcript/indexed-text.js";
 import { QUERIES as CJK_QUERIES, corpusTexts } from "./cjk-index.mjs";
 import { eventFactory, makeUuid, makeVocabulary } from "./fixtures.mjs";
 import {

@@ -65,19 +65,28 @@ export function uncoveredClaims(
   if (claims.length === 0) return [];
   const driver = readonlyDriver(coldIndex);
   try {
-    // FTS5's own row-size table, one integer-keyed row per indexed row: counting the virtual table
-    // reads every row's text.
-    const count = driver.prepare<{ n: number }>(
-      "SELECT count(*) AS n FROM cold_fts_docsize WHERE id BETWEEN ? AND ?",
-    );
-    return claims.flatMap((claim) => {
-      const base = claim.sessionNo * SESSION_SPAN;
-      const found = count.get(base, base + claim.throughSeq)?.n ?? 0;
-      return found === claim.rows ? [] : [{ ...claim, found }];
-    });
+    return uncoveredIn(driver, claims);
   } finally {
     driver.close();
   }
+}
+
+/** `uncoveredClaims` counted on a connection the caller holds open on the cold index. */
+export function uncoveredIn(
+  coldIndex: Pick<SqlDriver, "prepare">,
+  claims: readonly ColdIndexClaim[],
+): UncoveredClaim[] {
+  if (claims.length === 0) return [];
+  // FTS5's own row-size table, one integer-keyed row per indexed row: counting the virtual table
+  // reads every row's text.
+  const count = coldIndex.prepare<{ n: number }>(
+    "SELECT count(*) AS n FROM cold_fts_docsize WHERE id BETWEEN ? AND ?",
+  );
+  return claims.flatMap((claim) => {
+    const base = claim.sessionNo * SESSION_SPAN;
+    const found = count.get(base, base + claim.throughSeq)?.n ?? 0;
+    return found === claim.rows ? [] : [{ ...claim, found }];
+  });
 }
 
 /**

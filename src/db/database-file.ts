@@ -110,7 +110,11 @@ export function createDatabaseFile(
   }
 }
 
-function draftPath(path: string): string {
+/**
+ * A new file's name while it is made beside `path`: it names the process, so `removeDeadDrafts`
+ * removes it once that process is gone.
+ */
+export function draftPath(path: string): string {
   return `${path}.new-${process.pid}-${threadId}-${randomBytes(4).toString("hex")}`;
 }
 

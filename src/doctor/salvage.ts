@@ -102,7 +102,8 @@ function moveAside(path: string, keptAt: string): void {
   }
 }
 
-function stamp(now: number): string {
+/** A time as it goes into a file name: `2025-01-31T12-00-00-000Z`. */
+export function stamp(now: number): string {
   return new Date(now).toISOString().replace(/[:.]/g, "-");
 }
 

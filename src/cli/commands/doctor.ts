@@ -1,26 +1,25 @@
 import type { Command } from "commander";
-import { describeInterruptedRuns, type InterruptedRun } from "../../backup/interrupted-runs.js";
+import { describeInterruptedRuns } from "../../backup/interrupted-runs.js";
 import { StateError } from "../../db/errors.js";
 import { refuseHeldHome } from "../../db/file-holders.js";
 import { type DoctorReport, runDoctorFix } from "../../doctor/fix.js";
-import { settleInterruptedRuns } from "../../doctor/interrupted-runs.js";
 import { type MigrationPlan, planMigration } from "../../doctor/plan.js";
-import { problemsOfRun } from "../../doctor/run-problems.js";
 import { resolveHomePath } from "../../home.js";
-import {
-  addHomeOption,
-  addJsonOption,
-  type HomeOptions,
-  type JsonOption,
-  withHome,
-} from "../common.js";
+import { addHomeOption, addJsonOption, type HomeOptions, type JsonOption } from "../common.js";
 import { cleanCell, formatBytes, printJson, renderTable, truncateMiddle } from "../output.js";
 import { truncate } from "../render/style.js";
+import {
+  checkColdIndexesOf,
+  renderColdIndexProblems,
+  renderColdIndexRepairs,
+  repairColdIndexesOf,
+} from "./doctor-cold-index.js";
 import {
   renderSalvage,
   reportDamagedDatabases,
   salvageDamagedDatabases,
 } from "./doctor-databases.js";
+import { showHistory } from "./doctor-history.js";
 import { progressReporter } from "./doctor-progress.js";
 import { type QuarantinedOptions, showQuarantined } from "./doctor-quarantined.js";
 
@@ -36,8 +35,8 @@ interface DoctorOptions extends HomeOptions, JsonOption, QuarantinedOptions {
 
 const EXAMPLES = `
 Examples:
-  agentstate doctor                              read-only plan: what would be imported
-  agentstate doctor --fix                        salvage damaged databases, back up, import, remove
+  agentstate doctor                              check databases and cold search indexes, plan an import
+  agentstate doctor --fix                        salvage, rebuild cold search indexes, back up, import
   agentstate doctor --fix --quarantine           also finish sources with unreadable lines (kept as bytes)
   agentstate doctor --history                    past runs, with their problems and quarantined lines
   agentstate doctor --quarantined                list quarantined lines (file:line, bytes, reason)
@@ -242,49 +241,6 @@ export function renderReport(report: DoctorReport, options: RenderOptions): stri
   return out.join("\n");
 }
 
-function showHistory(options: DoctorOptions): void {
-  let found: InterruptedRun[] = [];
-  const runs = withHome(options, false, (home) => {
-    found = settleInterruptedRuns(home);
-    const counts = home.quarantine.countsByRun();
-    return home.migrations.listRuns(100).map((run) => ({
-      ...run,
-      problems: problemsOfRun(home, run.id),
-      quarantined: counts.get(run.id) ?? 0,
-    }));
-  });
-  const notes = describeInterruptedRuns(found);
-  if (options.json) {
-    for (const note of notes) process.stderr.write(`${note}\n`);
-    printJson(runs);
-    return;
-  }
-  const out = [
-    ...notes,
-    renderTable(runs, [
-      { header: "RUN", value: (r) => r.id },
-      { header: "STARTED", value: (r) => new Date(r.startedAt).toISOString() },
-      { header: "STATUS", value: (r) => r.status },
-      { header: "PROBLEMS", value: (r) => r.problems.length, align: "right" },
-      { header: "QUARANTINED", value: (r) => r.quarantined, align: "right" },
-      { header: "BACKUP", value: (r) => String(r.report.backupPath ?? "") },
-    ]),
-  ];
-  for (const run of runs.filter((r) => r.problems.length > 0)) {
-    out.push("", `${run.id}:`);
-    for (const p of run.problems.slice(0, 20)) {
-      const where =
-        p.line !== null ? `${p.path}:${p.line}` : p.key !== null ? `${p.path} [${p.key}]` : p.path;
-      out.push(`  ${where}: ${p.reason}${p.quarantined ? " (quarantined)" : ""}`);
-    }
-    if (run.problems.length > 20)
-      out.push(`  … ${run.problems.length - 20} more (doctor --history --json lists them)`);
-  }
-  if (runs.some((r) => r.quarantined > 0))
-    out.push("", "doctor --quarantined lists the quarantined lines; --out FILE exports them.");
-  process.stdout.write(`${out.join("\n")}\n`);
-}
-
 /** Shell convention: a command stopped by a signal exits 128 + the signal's number. */
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
@@ -321,6 +277,10 @@ async function fix(options: DoctorOptions): Promise<void> {
   refuseHeldHome(resolveHomePath(options.home), "run doctor --fix");
   const salvaged = salvageDamagedDatabases(options);
   if (salvaged.length > 0 && !options.json) process.stdout.write(`${renderSalvage(salvaged)}\n`);
+  const coldIndexes = repairColdIndexesOf(options);
+  if (coldIndexes.length > 0 && !options.json) {
+    process.stdout.write(`${renderColdIndexRepairs(coldIndexes)}\n`);
+  }
   const progress = options.json ? undefined : progressReporter();
   const stop = stopOnSignals();
   let report: DoctorReport;
@@ -336,8 +296,13 @@ async function fix(options: DoctorOptions): Promise<void> {
     progress?.stop();
     stop.done();
   }
-  if (options.json) printJson(salvaged.length > 0 ? { ...report, salvaged } : report);
-  else {
+  if (options.json) {
+    printJson({
+      ...report,
+      ...(salvaged.length > 0 ? { salvaged } : {}),
+      ...(coldIndexes.length > 0 ? { coldIndexes } : {}),
+    });
+  } else {
     const render = { verbose: options.verbose === true, full: options.full === true };
     process.stdout.write(`${renderReport(report, render)}\n`);
   }
@@ -374,11 +339,11 @@ export function registerDoctor(program: Command): void {
   const command = program
     .command("doctor")
     .description(
-      "find legacy JSON/JSONL state in a home and plan its import (read-only); --fix backs up, imports and removes the imported files",
+      "check a home's databases and cold search indexes, find legacy JSON/JSONL state and plan its import (read-only); --fix salvages and rebuilds what failed its check, backs up, imports and removes the imported files",
     )
     .option(
       "--fix",
-      "back up the home, import every source, then remove the sources that imported completely",
+      "salvage damaged databases, rebuild cold search indexes that fail their check, back up the home, import every source, then remove the sources that imported completely",
     )
     .option("--keep-sources", "with --fix: leave imported source files in place")
     .option(
@@ -407,8 +372,12 @@ export function registerDoctor(program: Command): void {
     if (options.quarantined) return showQuarantined(options);
     if (options.fix) return fix(options);
     if (reportDamagedDatabases(options)) return;
+    const coldIndexes = checkColdIndexesOf(options);
     const plan = planMigration(options.home);
-    if (options.json) printJson(plan);
-    else process.stdout.write(`${renderPlan(plan, options.full === true)}\n`);
+    if (options.json) printJson(coldIndexes.length > 0 ? { ...plan, coldIndexes } : plan);
+    else {
+      const text = renderPlan(plan, options.full === true);
+      process.stdout.write(`${renderColdIndexProblems(coldIndexes)}${text}\n`);
+    }
   });
 }

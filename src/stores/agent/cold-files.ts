@@ -48,7 +48,8 @@ export function sessionNoOfFile(name: string): number | undefined {
   return match === null ? undefined : Number(match[1]);
 }
 
-function syncDirectory(path: string): void {
+/** fsync a directory, so that a rename or link in it survives a crash (best effort where unsupported). */
+export function syncDirectory(path: string): void {
   const fd = openSync(path, "r");
   try {
     fsyncSync(fd);

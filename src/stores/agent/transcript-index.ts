@@ -1,8 +1,7 @@
 import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
-import { ftsDocument } from "../../transcript/cjk-terms.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
-import { searchableText } from "../../transcript/search-text.js";
+import { indexedText, storedEventText } from "../../transcript/indexed-text.js";
 import { UsageRollup } from "./usage-rollup.js";
 
 /** Writers index in bulk once this many events wait; fewer wait for a search or an idle moment. */
@@ -11,11 +10,6 @@ export const INDEX_PENDING_LIMIT = 64;
 export const CATCH_UP_BATCH = 2000;
 /** Quiet time after the last append before a writer indexes what is still pending. */
 const IDLE_MS = 1000;
-
-/** The text the full-text index holds for an event: its searchable text, CJK runs cut in bigrams. */
-export function indexedText(event: TranscriptEvent): string {
-  return ftsDocument(searchableText(event));
-}
 
 /**
  * The full-text index of transcript events, written behind a watermark
@@ -162,7 +156,7 @@ export class TranscriptIndex {
       // Fetched in slices too: a statement still stepping would block the inserts.
       for (const row of this.selectPending.all(mark, count)) {
         if (!texts.has(row.id)) {
-          texts.set(row.id, indexedText(JSON.parse(row.event_json) as TranscriptEvent));
+          texts.set(row.id, storedEventText(row.event_json));
         }
       }
     }

@@ -3,6 +3,7 @@ import type { SqlStatement } from "../../db/driver.js";
 import { StateError } from "../../db/errors.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { searchTerms, toFtsQuery } from "../../transcript/fts-query.js";
+import { storedEventText } from "../../transcript/indexed-text.js";
 import {
   decodeFtsAverages,
   type IndexFigures,
@@ -15,7 +16,7 @@ import { searchableText } from "../../transcript/search-text.js";
 import { makeSnippet } from "../../transcript/snippet.js";
 import { ColdStore } from "./cold-store.js";
 import { withLimit } from "./statement-limits.js";
-import { INDEX_PENDING_LIMIT, indexedText, TranscriptIndex } from "./transcript-index.js";
+import { INDEX_PENDING_LIMIT, TranscriptIndex } from "./transcript-index.js";
 
 export interface SearchOptions {
   /** Only this session. */
@@ -303,7 +304,7 @@ export class TranscriptSearch {
     const tokens = requiredTokens(match);
     const parsed: string[] = [];
     const text = (at: number) => {
-      parsed[at] ??= indexedText(JSON.parse((rows[at] as PendingRow).event_json));
+      parsed[at] ??= storedEventText((rows[at] as PendingRow).event_json);
       return parsed[at];
     };
     const candidates = rows.flatMap((row, at) =>
