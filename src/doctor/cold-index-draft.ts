@@ -2,10 +2,14 @@ import { closeSync, fsyncSync, openSync, rmSync } from "node:fs";
 import { uncoveredIn } from "../backup/cold-index-coverage.js";
 import { type Database, openDatabase } from "../db/database.js";
 import { draftPath } from "../db/database-file.js";
-import type { DriverName, SqlStatement } from "../db/driver.js";
+import type { DriverName } from "../db/driver.js";
 import { StateError } from "../db/errors.js";
 import type { ClaimedEvent, ClaimedSession, ClaimFigures } from "../stores/agent/cold-claims.js";
-import { SESSION_SPAN } from "../stores/agent/cold-index.js";
+import {
+  type ColdIndexStatements,
+  SESSION_SPAN,
+  statementsOf,
+} from "../stores/agent/cold-index.js";
 import { storedEventText } from "../transcript/indexed-text.js";
 
 /** Events read and indexed per transaction of the draft: a few MB of text at most. */
@@ -68,23 +72,14 @@ export function removeDraft(path: string): void {
   rmSync(`${path}-journal`, { force: true });
 }
 
-interface DraftStatements {
-  db: Database;
-  insert: SqlStatement;
-  name: SqlStatement;
-}
-
 function fill(
   db: Database,
   path: string,
   sources: readonly DraftSource[],
   onEvents: ((done: number) => void) | undefined,
 ): ColdIndexDraft {
-  const statements = {
-    db,
-    insert: db.prepare("INSERT INTO cold_fts (rowid, text) VALUES (?, ?)"),
-    name: db.prepare("INSERT INTO cold_index_sessions (session_no, session_id) VALUES (?, ?)"),
-  };
+  // The statements a move writes with, so a rebuilt row is written as a moved one.
+  const statements = statementsOf(db);
   const counter = { events: 0, onEvents };
   const claims = sources.map((source) => fillSession(statements, source, counter));
   return { path, claims, events: counter.events };
@@ -92,7 +87,7 @@ function fill(
 
 /** One session's rows, BATCH_EVENTS events per transaction; its figures as a claim. */
 function fillSession(
-  { db, insert, name }: DraftStatements,
+  { db, insert, nameSession }: ColdIndexStatements,
   { session, events }: DraftSource,
   counter: { events: number; onEvents: ((done: number) => void) | undefined },
 ): ClaimFigures {
@@ -126,7 +121,7 @@ function fillSession(
     // Closes the session's archive when the stream stopped early (a throw).
     stream.return?.();
   }
-  name.run(session.sessionNo, session.sessionId);
+  nameSession.run(session.sessionNo, session.sessionId);
   return claim;
 }
 

@@ -224,8 +224,8 @@ function inflate(bytes: Buffer, what: string): string {
   return inflateMember(bytes, what).toString("utf8");
 }
 
-/** Member `i` inflated elsewhere (checked there, as `inflateMember` does). */
-export type InflatedMembers = (i: number) => Buffer;
+/** Member `i` inflated elsewhere (checked there, as `inflateMember` does), or undefined: inflate it here. */
+export type InflatedMembers = (i: number) => Buffer | undefined;
 
 /** Reads an archive of `size` bytes through `readAt`: the index at once, members on demand. */
 export class ArchiveReader {
@@ -251,10 +251,11 @@ export class ArchiveReader {
   member(i: number, inflated?: InflatedMembers): ArchivedEvent[] {
     const m = this.index.members[i];
     if (m === undefined) throw new RangeError(`no member ${i}`);
+    const ahead = inflated?.(i);
     const text =
-      inflated === undefined
+      ahead === undefined
         ? inflate(this.readAt(m.offset, m.length), `member ${i}`)
-        : inflated(i).toString("utf8");
+        : ahead.toString("utf8");
     const events = eventsOf(text);
     if (events.length !== m.events)
       throw corrupt(`member ${i} holds ${events.length} events, not ${m.events}`);

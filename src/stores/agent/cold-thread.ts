@@ -10,7 +10,7 @@ import {
 } from "node:worker_threads";
 import type { DriverName } from "../../db/driver.js";
 import { STATE_ERROR_CODES, StateError, type StateErrorCode } from "../../db/errors.js";
-import type { ArchiveMember } from "../../transcript/cold-archive.js";
+import type { ArchiveMember, InflatedMembers } from "../../transcript/cold-archive.js";
 import type { ColdRowsJob } from "./cold-index.js";
 
 /** Work the thread does: a session's search rows into a cold index, or one archive member inflated. */
@@ -145,22 +145,37 @@ function errorOf(error: NonNullable<ColdThreadAnswer["error"]>): StateError {
 }
 
 /**
- * The members of an archive inflated on the thread, all asked for at once, in order; undefined
- * when the thread does not serve or there is one member only (nothing to overlap). A member not
- * asked for again (a restore that failed) is dropped with the thread's next answers.
+ * Members inflated ahead of the one being read: enough to keep the thread busy while the caller
+ * inserts, few enough that a huge archive never sits in memory inflated whole (1 MiB each).
+ */
+const INFLATE_AHEAD = 4;
+
+/**
+ * The members of an archive inflated on the thread, in order, each asked for `INFLATE_AHEAD`
+ * members before it is read; undefined when the thread does not serve or there is one member only
+ * (nothing to overlap). Members must be taken in order; one the thread could not take is left to
+ * the reader. Answers nobody took (a restore that
+ * failed) are dropped with the thread's next answers.
  */
 export function inflateAhead(
   path: string,
   members: readonly ArchiveMember[],
-): ((member: number) => Buffer) | undefined {
+): InflatedMembers | undefined {
   const thread = processColdThread();
   if (members.length < 2 || !thread.available) return undefined;
-  const tickets: (number | undefined)[] = members.map((m, member) =>
-    thread.post({ kind: "inflate", path, member, offset: m.offset, length: m.length }),
-  );
-  if (tickets.some((ticket) => ticket === undefined)) return undefined;
+  const tickets: (number | undefined)[] = [];
+  const ask = (member: number): void => {
+    const m = members[member];
+    if (m === undefined || member in tickets) return;
+    const work = { kind: "inflate", path, member, offset: m.offset, length: m.length } as const;
+    tickets[member] = thread.post(work);
+  };
+  for (let member = 0; member < INFLATE_AHEAD; member++) ask(member);
   return (member) => {
-    const data = thread.wait(tickets[member] as number) as Uint8Array;
+    ask(member + INFLATE_AHEAD);
+    const ticket = tickets[member];
+    if (ticket === undefined) return undefined; // The thread stopped serving: the reader inflates it.
+    const data = thread.wait(ticket) as Uint8Array;
     return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   };
 }
