@@ -6,6 +6,7 @@ import { removeDeadDrafts } from "../../db/database-file.js";
 import type { SqlStatement } from "../../db/driver.js";
 import { type VacuumResult, vacuumDatabase } from "../../db/vacuum.js";
 import { coldDirOf } from "./cold-files.js";
+import type { ColdRowsJob } from "./cold-index-rows.js";
 import { processColdThread } from "./cold-thread.js";
 import { withLimit } from "./statement-limits.js";
 
@@ -26,12 +27,6 @@ export const COLD_INDEX_SESSION_COLUMNS = columnsOf<ColdIndexSessionRow>()(
 
 /** Rowids name an event for good: session_no * 2^32 + seq. */
 export const SESSION_SPAN = 4294967296;
-
-/** One event's indexed text, as a move copies it from the hot index. */
-export interface ColdIndexRow {
-  seq: number;
-  text: string;
-}
 
 /** A MATCH of the cold index, not yet checked against the agent database's claims. */
 export interface ColdIndexMatch {
@@ -195,14 +190,6 @@ export class ColdIndex {
 export interface ColdIndexWrite {
   finish(): void;
   settle(): void;
-}
-
-/** A session's rows for the cold index: those after `through` (what its claim already covers). */
-export interface ColdRowsJob {
-  sessionNo: number;
-  sessionId: string;
-  through: number;
-  rows: readonly ColdIndexRow[];
 }
 
 /**

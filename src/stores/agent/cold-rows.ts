@@ -7,7 +7,7 @@ import type {
   ArchiveReader,
   InflatedMembers,
 } from "../../transcript/cold-archive.js";
-import type { ColdIndexRow } from "./cold-index.js";
+import type { ColdIndexRow } from "./cold-index-rows.js";
 import type { ColdIndexClaimRow, ColdSessionRow, EventRow } from "./transcript-rows.js";
 
 /** A session's hot rows as a move reads them (in one snapshot). */

@@ -11,7 +11,7 @@ import {
 import type { DriverName } from "../../db/driver.js";
 import { STATE_ERROR_CODES, StateError, type StateErrorCode } from "../../db/errors.js";
 import type { ArchiveMember, InflatedMembers } from "../../transcript/cold-archive.js";
-import type { ColdRowsJob } from "./cold-index.js";
+import type { ColdRowsJob } from "./cold-index-rows.js";
 
 /** Work the thread does: a session's search rows into a cold index, or one archive member inflated. */
 export type ColdThreadWork =
