@@ -9,12 +9,14 @@ import {
   releasedAfter,
 } from "./agent-pool.js";
 import { NEEDS_UPGRADE, readBare } from "./agent-reader.js";
+import { type BareSearchOutcome, processSearchThreads } from "./agent-search-threads.js";
 import { InputsApi } from "./api/inputs-api.js";
 import { MaintenanceApi } from "./api/maintenance-api.js";
 import { MemoryApi } from "./api/memory-api.js";
 import { SessionsApi } from "./api/sessions-api.js";
 import { TranscriptsApi } from "./api/transcripts-api.js";
 import { UsageApi } from "./api/usage-api.js";
+import { processCheckpointer } from "./db/checkpointer.js";
 import { resolveCheckpoints } from "./db/checkpoints.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { chooseDriver } from "./db/driver-choice.js";
@@ -38,6 +40,7 @@ import type {
   AgentState,
 } from "./stores/agent/agent-state.js";
 import { defineAgentStores } from "./stores/agent/agent-stores.js";
+import type { SearchHit, SearchOptions } from "./stores/agent/transcript-search.js";
 import type { AgentRecord } from "./stores/global/agent-registry-rows.js";
 import { AgentRegistryStore } from "./stores/global/agent-registry-store.js";
 import { type SweepReport, sweepExpired } from "./stores/global/expiry.js";
@@ -65,6 +68,12 @@ export interface HomeSweepReport {
   /** Settled deliveries (global database) and completed inputs (by agent) past retention. */
   retention: { receipts: number; inputs: Record<string, number> };
 }
+
+/**
+ * Agents a search across the home reads at a time: their hits are held until the slice is merged
+ * (up to 500 each), and each slice is spread over the search threads.
+ */
+const SEARCH_SLICE = 512;
 
 /**
  * An agentstate home: the global control-plane database, opened at once, and one database per
@@ -157,6 +166,63 @@ export class StateHome extends GlobalStores implements AgentSource {
       if (result !== NEEDS_UPGRADE) return result;
     }
     return this.withAgent(agentId, fn, { create: false });
+  }
+
+  /**
+   * Hands `each` every agent's search hits, in the order of `agentIds`: an agent the pool has
+   * open is searched over its open state, the others over bare read-only connections, many at
+   * once on the process's search threads when there are enough (see SearchThreads), in slices of
+   * `SEARCH_SLICE` agents so that only a slice's hits are held at a time; an older file, a missing
+   * one or an unknown agent as `readAgent` treats it. Throws what the first failed search threw.
+   */
+  searchAgents(
+    agentIds: readonly string[],
+    query: string,
+    options: SearchOptions,
+    each: (hits: SearchHit[]) => void,
+  ): void {
+    for (let from = 0; from < agentIds.length; from += SEARCH_SLICE) {
+      const slice = agentIds.slice(from, from + SEARCH_SLICE);
+      const found = this.searchBare(slice, query, options);
+      slice.forEach((agentId, i) => {
+        const outcome = found.get(i);
+        if (outcome !== undefined && "error" in outcome) throw outcome.error;
+        each(
+          outcome !== undefined && "hits" in outcome
+            ? outcome.hits
+            : this.readAgent(agentId, (agent) => agent.search.search(query, options)),
+        );
+      });
+    }
+  }
+
+  /** The outcomes of the agents of `agentIds` that are registered, not open and on disk, by index. */
+  private searchBare(
+    agentIds: readonly string[],
+    query: string,
+    options: SearchOptions,
+  ): Map<number, BareSearchOutcome> {
+    const items: { agentId: string; path: string }[] = [];
+    const at: number[] = [];
+    agentIds.forEach((agentId, i) => {
+      if (this.pool.peek(agentId) !== undefined || !this.hasAgent(agentId)) return;
+      const path = join(this.path, agentDbRelativePath(agentId));
+      if (!existsSync(path)) return;
+      // Nothing of this process may hold the file while a thread reads its header (see settle).
+      this.pool.finishClosing(agentId);
+      processCheckpointer().settle(path);
+      items.push({ agentId, path });
+      at.push(i);
+    });
+    const { driver, journalMode } = this.openOptions;
+    const outcomes = processSearchThreads().searchEach({
+      items,
+      query,
+      options,
+      ...(driver ? { driver } : {}),
+      ...(journalMode ? { journalMode } : {}),
+    });
+    return new Map(outcomes.map((outcome, k) => [at[k] as number, outcome]));
   }
 
   /** The pool of open agent databases: its cap, how many are open and pinned, and counters. */

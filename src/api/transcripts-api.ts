@@ -128,13 +128,13 @@ export class TranscriptsApi {
     if (agentId) {
       return this.home.withAgent(agentId, (agent) => agent.search.search(query, rest), NO_CREATE);
     }
-    // One agent at a time, each read bare and closed again: the pool is left as it was, and only
-    // the best `limit` hits so far are kept.
+    // Each agent read bare and closed again (the pool is left as it was); only the best `limit`
+    // hits so far are kept.
+    const ids = this.home.listAgents().map((agent) => agent.agentId);
     let best: RankedHit[] = [];
-    for (const { agentId: id } of this.home.listAgents()) {
-      const hits = this.home.readAgent(id, (agent) => agent.search.search(query, rest));
+    this.home.searchAgents(ids, query, rest, (hits) => {
       best = mergeByRank(best, hits, limit);
-    }
+    });
     return best.map(({ hit }) => hit);
   }
 }

@@ -1,6 +1,6 @@
 import type { Database } from "../../db/database.js";
 import type { AgentStores } from "./agent-stores.js";
-import type { TranscriptSearch } from "./transcript-search.js";
+import type { SearchHit, SearchOptions, TranscriptSearch } from "./transcript-search.js";
 
 /**
  * One agent's data plane: its database and the stores over it. From `home.agent()` it is valid
@@ -44,4 +44,15 @@ export interface AgentSource {
    * returns, so a read of every agent holds one connection at a time and leaves the pool as it was.
    */
   readAgent<R>(agentId: string, fn: (agent: AgentReader) => R): R;
+  /**
+   * Hands `each` every agent's search hits, in the order of `agentIds`, every agent read as
+   * `readAgent` reads it; several may be searched at once on other threads. Throws what the first
+   * agent (in that order) whose search failed threw.
+   */
+  searchAgents(
+    agentIds: readonly string[],
+    query: string,
+    options: SearchOptions,
+    each: (hits: SearchHit[]) => void,
+  ): void;
 }
