@@ -54,6 +54,11 @@ const THREADS_FROM_AGENTS = 96;
 const MAX_THREADS = 3;
 /** An agent's search waits at most 30 s for a lock (busy timeout); past this a thread is lost. */
 const STALL_MS = 60_000;
+/**
+ * Threads a search started are stopped after this long without another: each holds a heap and
+ * SQLite caches of its own (tens of MB), which a process that searches now and then need not keep.
+ */
+const IDLE_MS = 30_000;
 
 /** Searches one agent of the job on this thread. */
 export function searchOne(job: BareSearchJob, index: number): BareSearchOutcome {
@@ -111,14 +116,16 @@ interface SearchThread {
  * own thread, each agent's search on a bare connection that is closed before the next (the same
  * as one thread would do, agent by agent). The API stays synchronous: the caller searches agents
  * itself, then blocks (`Atomics.wait`) until the threads have done the rest. Threads start on the
- * first search that needs them and are kept (unref'd: they never keep the process alive). No
- * thread is used with one core, from the TypeScript sources or off the main thread.
+ * first search that needs them and are kept until `IDLE_MS` pass without one (unref'd: they never
+ * keep the process alive). No thread is used with one core, from the TypeScript sources or off
+ * the main thread.
  */
 export class SearchThreads {
   private readonly file = fileURLToPath(new URL("./agent-search-worker.js", import.meta.url));
   private readonly built = existsSync(this.file);
   private readonly threads: SearchThread[] = [];
   private failed = false;
+  private idleTimer: NodeJS.Timeout | undefined;
   private calls = 0;
   /** Agents searched on the threads, in this process (the caller's own share not counted). */
   searchedOnThreads = 0;
@@ -165,7 +172,27 @@ export class SearchThreads {
       }
     }
     for (let i = 0; i < count; i++) outcomes[i] ??= searchOne(job, i);
+    this.stopWhenIdle();
     return outcomes as BareSearchOutcome[];
+  }
+
+  /** Threads running now (started by a search, stopped once idle). */
+  get running(): number {
+    return this.threads.length;
+  }
+
+  private stopWhenIdle(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.stop(), IDLE_MS).unref();
+  }
+
+  /** Stops the threads; the next search that needs them starts them again. */
+  private stop(): void {
+    for (const { worker } of this.threads.splice(0)) {
+      worker.removeAllListeners("exit");
+      worker.removeAllListeners("error");
+      void worker.terminate();
+    }
   }
 
   /** Waits until `count` agents are done; false when none was done for `STALL_MS`. */
@@ -205,7 +232,8 @@ export class SearchThreads {
 
   private fail(): void {
     this.failed = true;
-    for (const { worker } of this.threads.splice(0)) void worker.terminate();
+    clearTimeout(this.idleTimer);
+    this.stop();
   }
 }
 

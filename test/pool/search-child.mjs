@@ -1,7 +1,8 @@
 // Runs with the built package, where the search threads exist. Opens the home, appends the events
 // given as JSON in argv[4] to agents it keeps open in its pool (their search text still waits in
 // the writer's memory), then searches every agent for each query of argv[3] and prints the hits
-// (or the error) of each, and how many agents the threads searched.
+// (or the error) of each, how many agents the threads searched and how many threads still run (kept
+// until they have been idle a while; the process exits without waiting for them).
 
 import { processSearchThreads } from "../../dist/agent-search-threads.js";
 import { openStateHome } from "../../dist/index.js";
@@ -22,7 +23,8 @@ const results = JSON.parse(queriesJson).map(({ query, limit }) => {
   }
 });
 const open = state.agentPool.open;
+const running = processSearchThreads().running;
 state.close();
 process.stdout.write(
-  `${JSON.stringify({ results, open, onThreads: processSearchThreads().searchedOnThreads })}\n`,
+  `${JSON.stringify({ results, open, running, onThreads: processSearchThreads().searchedOnThreads })}\n`,
 );
