@@ -138,7 +138,8 @@ export class SearchThreads {
   searchEach(job: BareSearchJob): BareSearchOutcome[] {
     const count = job.items.length;
     const outcomes: (BareSearchOutcome | undefined)[] = new Array(count);
-    const threads = count >= THREADS_FROM_AGENTS ? this.start() : [];
+    // A copy: giving a lost thread up empties the kept list, and the answers are read from these.
+    const threads = count >= THREADS_FROM_AGENTS ? [...this.start()] : [];
     if (threads.length === 0) {
       for (let i = 0; i < count; i++) outcomes[i] = searchOne(job, i);
       return outcomes as BareSearchOutcome[];
