@@ -10,7 +10,7 @@ import {
 } from "node:worker_threads";
 import { NEEDS_UPGRADE, readBare } from "./agent-reader.js";
 import type { DriverName } from "./db/driver.js";
-import { STATE_ERROR_CODES, StateError, type StateErrorCode } from "./db/errors.js";
+import { StateError, stateErrorFrom } from "./db/errors.js";
 import type { JournalMode } from "./db/filesystem.js";
 import type { SearchHit, SearchOptions } from "./stores/agent/transcript-search.js";
 
@@ -82,11 +82,7 @@ export function searchOne(job: BareSearchJob, index: number): BareSearchOutcome 
 export function sendable(outcome: BareSearchOutcome): SentOutcome {
   if (!("error" in outcome)) return outcome;
   const error = outcome.error;
-  if (error instanceof StateError) {
-    return {
-      error: { name: error.name, code: error.code, message: error.message, details: error.details },
-    };
-  }
+  if (error instanceof StateError) return { error: { name: error.name, ...error.toJSON() } };
   const { name, message } =
     error instanceof Error ? error : { name: "Error", message: String(error) };
   return { error: { name, message } };
@@ -95,14 +91,7 @@ export function sendable(outcome: BareSearchOutcome): SentOutcome {
 function received(outcome: SentOutcome): BareSearchOutcome {
   if (!("error" in outcome)) return outcome;
   const { name, code, message, details } = outcome.error;
-  if (code !== undefined) {
-    const known = (STATE_ERROR_CODES as readonly string[]).includes(code);
-    return {
-      error: new StateError((known ? code : "E_IO") as StateErrorCode, message, {
-        details: details ?? {},
-      }),
-    };
-  }
+  if (code !== undefined) return { error: stateErrorFrom({ code, message, details }) };
   return { error: name === "TypeError" ? new TypeError(message) : new Error(message) };
 }
 

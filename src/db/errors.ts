@@ -51,6 +51,20 @@ export class StateError extends Error {
   }
 }
 
+/**
+ * A StateError built again from the parts another thread sent (its `toJSON()`): a code this
+ * release does not know becomes `E_IO`.
+ */
+export function stateErrorFrom(parts: {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}): StateError {
+  const known = (STATE_ERROR_CODES as readonly string[]).includes(parts.code);
+  const code = (known ? parts.code : "E_IO") as StateErrorCode;
+  return new StateError(code, parts.message, { details: parts.details ?? {} });
+}
+
 export function isStateError(error: unknown, code?: StateErrorCode): error is StateError {
   return error instanceof StateError && (code === undefined || error.code === code);
 }

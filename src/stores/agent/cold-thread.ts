@@ -9,7 +9,7 @@ import {
   Worker,
 } from "node:worker_threads";
 import type { DriverName } from "../../db/driver.js";
-import { STATE_ERROR_CODES, StateError, type StateErrorCode } from "../../db/errors.js";
+import { StateError, stateErrorFrom } from "../../db/errors.js";
 import type { ArchiveMember, InflatedMembers } from "../../transcript/cold-archive.js";
 import type { ColdRowsJob } from "./cold-index-rows.js";
 
@@ -108,7 +108,7 @@ export class ColdThread {
     }
     const answer = this.answers.get(ticket);
     for (const old of this.answers.keys()) if (old <= ticket) this.answers.delete(old);
-    if (answer?.error !== undefined) throw errorOf(answer.error);
+    if (answer?.error !== undefined) throw stateErrorFrom(answer.error);
     return answer?.data;
   }
 
@@ -136,12 +136,6 @@ export class ColdThread {
     this.worker = null;
     void worker?.terminate();
   }
-}
-
-function errorOf(error: NonNullable<ColdThreadAnswer["error"]>): StateError {
-  const known = (STATE_ERROR_CODES as readonly string[]).includes(error.code);
-  const code = (known ? error.code : "E_IO") as StateErrorCode;
-  return new StateError(code, error.message, { details: error.details ?? {} });
 }
 
 /**
