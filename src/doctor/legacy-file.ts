@@ -46,8 +46,17 @@ export function readLegacyText(path: string): string {
   }
 }
 
-/** Whether a parsed JSON value nests deeper than `max` arrays and objects (checked without recursion). */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
+/**
+ * Whether the JSON value parsed from `text` nests deeper than `max` arrays and objects. Each level
+ * takes an opening and a closing bracket, so a text shorter than `2 × (max + 1)` characters (most
+ * transcript lines) is not walked at all.
+ */
+export function nestedDeeperThan(text: string, value: unknown, max: number): boolean {
+  return text.length >= 2 * (max + 1) && walksDeeperThan(value, max);
+}
+
+/** Whether a parsed JSON value nests deeper than `max` (checked without recursion). */
+function walksDeeperThan(value: unknown, max: number): boolean {
   const stack: Array<{ item: unknown; depth: number }> = [{ item: value, depth: 1 }];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     if (next.item === null || typeof next.item !== "object") continue;
@@ -75,7 +84,7 @@ export function parseLegacyJson(path: string, text: string): unknown {
       throw error;
     }
   }
-  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+  if (nestedDeeperThan(text, value, MAX_JSON_DEPTH)) {
     throw new StateError(
       "E_CORRUPT_SOURCE",
       `${path} nests JSON deeper than ${MAX_JSON_DEPTH} levels; it cannot be imported`,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { readLines, type SourceLine } from "./line-reader.js";
+import { readJsonLines, readLines, type SourceLine } from "./line-reader.js";
 
 const dir = mkdtempSync(join(tmpdir(), "agentstate-lines-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -77,5 +77,45 @@ describe("readLines", () => {
     writeFileSync(path, bytes);
     const lines = [...readLines(path)];
     expect(lines.map((l) => ("text" in l ? l.text.slice(-2) : l.error))).toEqual(["aé", "b"]);
+  });
+});
+
+describe("readJsonLines", () => {
+  it("refuses a line nested past 1,000 levels by name, and only such a line", () => {
+    const nest = (depth: number, inner = "") => `${"[".repeat(depth)}${inner}${"]".repeat(depth)}`;
+    const lines = [
+      nest(1000), // exactly at the limit: 2,000 characters
+      nest(1001), // one level past it: the shortest text that is too deep
+      nest(1001, '"x"'),
+      `{"a":${nest(5, JSON.stringify("y".repeat(5000)))}}`, // long but shallow
+      JSON.stringify({ deep: JSON.parse(nest(999)) }), // 1,000 levels under an object
+      JSON.stringify({ deep: JSON.parse(nest(1000)) }),
+    ];
+    const path = join(dir, "deep.jsonl");
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const read = [...readJsonLines(path)];
+    const refused = read.filter((r) => "error" in r).map((r) => r.line);
+    // The oracle: depth counted on the text, by brackets outside strings.
+    const depthOf = (text: string) => {
+      let depth = 0;
+      let most = 0;
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (inString) {
+          if (c === "\\") i++;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else if (c === "[" || c === "{") most = Math.max(most, ++depth);
+        else if (c === "]" || c === "}") depth--;
+      }
+      return most;
+    };
+    const expected = lines.flatMap((text, i) => (depthOf(text) > 1000 ? [i + 1] : []));
+    expect(expected).toEqual([2, 3, 6]);
+    expect(refused).toEqual(expected);
+    for (const r of read) {
+      if ("error" in r) expect(r.error).toBe("JSON nested deeper than 1000 levels");
+    }
   });
 });

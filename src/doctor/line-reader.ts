@@ -103,7 +103,7 @@ export function* readJsonLines(path: string): Generator<JsonLine> {
       yield { line: read.line, error: `invalid JSON (${(error as Error).message})` };
       continue;
     }
-    if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+    if (nestedDeeperThan(read.text, value, MAX_JSON_DEPTH)) {
       yield { line: read.line, error: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
       continue;
     }

@@ -2,7 +2,7 @@ import type { Database } from "../../db/database.js";
 import type { SqlStatement } from "../../db/driver.js";
 import type { TranscriptEvent } from "../../transcript/event.js";
 import { indexedText, storedEventText } from "../../transcript/indexed-text.js";
-import { UsageRollup } from "./usage-rollup.js";
+import { type OwnRows, UsageRollup } from "./usage-rollup.js";
 
 /** Writers index in bulk once this many events wait; fewer wait for a search or an idle moment. */
 export const INDEX_PENDING_LIMIT = 64;
@@ -106,21 +106,30 @@ export class TranscriptIndex {
     this.freshSince = this.db.rollbacks;
   }
 
-  afterAppend(lastId: number): void {
+  /**
+   * Called at the end of an append transaction's body. `written`: the ids that body itself
+   * inserted (see `OwnRows`).
+   */
+  afterAppend(written: OwnRows): void {
     const mark = this.seenMark ?? this.mark();
-    if (lastId - mark >= INDEX_PENDING_LIMIT) this.indexPending();
+    if (written.last - mark >= INDEX_PENDING_LIMIT) this.indexPending(undefined, written);
     else this.scheduleIdle();
   }
 
   /**
    * Indexes every event above the mark, inside the caller's transaction (or one of its own),
    * and moves the mark; counts the events above the usage rollups' mark the same way. Returns how
-   * many events were read (by the index or the rollups, whichever had more to do).
+   * many events were read (by the index or the rollups, whichever had more to do). With `own`,
+   * rows that body wrote are taken from memory without reading them back (see `OwnRows`).
    */
-  indexPending(limit = Number.MAX_SAFE_INTEGER): number {
+  indexPending(limit = Number.MAX_SAFE_INTEGER, own?: OwnRows): number {
     return this.db.tx(() => {
       let mark = this.mark();
       let read = 0;
+      if (own !== undefined && mark + 1 === own.first && this.indexOwn(own)) {
+        read = own.last - mark;
+        mark = own.last;
+      }
       while (read < limit) {
         const count = Math.min(CATCH_UP_BATCH, limit - read);
         const ids = this.selectPendingIds.all(mark, count);
@@ -136,8 +145,26 @@ export class TranscriptIndex {
       this.updateMark.run(mark);
       this.seenMark = mark;
       this.fresh.clear();
-      return Math.max(read, this.rollup.rollUp(limit));
+      return Math.max(read, this.rollup.rollUp(limit, own));
     });
+  }
+
+  /**
+   * Indexes the rows of `own` from their texts in memory; false (nothing written) when one is
+   * missing, which a rollback since they were noted would explain.
+   */
+  private indexOwn(own: OwnRows): boolean {
+    this.dropIfRolledBack();
+    const texts: string[] = [];
+    for (let id = own.first; id <= own.last; id++) {
+      const text = this.fresh.get(id);
+      if (text === undefined) return false;
+      texts.push(text);
+    }
+    texts.forEach((text, i) => {
+      if (text !== "") this.insertText.run(own.first + i, text);
+    });
+    return true;
   }
 
   /** The indexed texts of `ids`: this connection's own from memory, the rest from their rows. */

@@ -209,6 +209,40 @@ describe("TranscriptSearch", () => {
     home.close();
   });
 
+  it("indexes a whole batch in the transaction that appends it, every event under its own word", () => {
+    const { home, agent, add } = setup();
+    // Batches at the limit and past it, appended with nothing waiting before them (the bulk
+    // step then takes the batch's texts from memory) and with events waiting (it reads those).
+    const word = (n: number) => `w${n.toString(36)}q`;
+    const batches = [100, 64, 300];
+    let n = 0;
+    const ids = new Map<string, string>();
+    for (const [b, size] of batches.entries()) {
+      if (b === 2) add("s", "user", "a few words waiting");
+      const events = Array.from({ length: size }, () => ({
+        type: "message",
+        message: { role: "user", content: `note ${word(n++)}` },
+      }));
+      const results = agent.transcripts.appendMany(`batch-${b}`, events);
+      for (const [i, r] of results.entries()) {
+        ids.set(String(events[i]?.message.content), r.event.id);
+      }
+      expect(agent.transcripts.index.unindexed(), `batch ${b}`).toBe(0);
+    }
+    expect(ids.size).toBe(n);
+    for (const [text, id] of ids) {
+      const hits = agent.search.search(text.slice("note ".length));
+      expect(
+        hits.map((hit) => hit.eventId),
+        text,
+      ).toEqual([id]);
+    }
+    // Nothing was indexed twice: one index row per event with text.
+    const rows = agent.db.prepare<{ n: number }>("SELECT count(*) AS n FROM transcript_fts").get();
+    expect(rows?.n).toBe(n + 1);
+    home.close();
+  });
+
   it("finds exactly the events of a real Chinese session that contain a word", () => {
     const file = corpusTranscripts().find((f) => f.name.includes("76cc5ab5-0425-4038"));
     if (file === undefined) return; // the corpus is absent (corpusTranscripts throws under CI)

@@ -73,7 +73,8 @@ interface AppendBatch {
   tail: SessionTail | undefined;
   /** Stored events by id for the ids a batch names, or null to look each one up. */
   known: Map<string, StoredEvent> | null;
-  /** The id of the last row written, for the search index. */
+  /** The ids of the first and the last row written, for the search index (0 before any). */
+  firstId: number;
   lastId: number;
 }
 
@@ -261,7 +262,7 @@ export class TranscriptStore {
     const result = this.db.tx(() => {
       const batch = this.startBatch(sessionId, null);
       const result = this.appendInTx(batch, input, options);
-      if (batch.lastId > 0) this.index.afterAppend(batch.lastId);
+      if (batch.lastId > 0) this.index.afterAppend({ first: batch.firstId, last: batch.lastId });
       return result;
     });
     this.coldStore?.removeReleasedFiles();
@@ -279,7 +280,7 @@ export class TranscriptStore {
     const results = this.db.tx(() => {
       const batch = this.startBatch(sessionId, inputs);
       const results = inputs.map((input) => this.appendInTx(batch, input, options));
-      if (batch.lastId > 0) this.index.afterAppend(batch.lastId);
+      if (batch.lastId > 0) this.index.afterAppend({ first: batch.firstId, last: batch.lastId });
       return results;
     });
     this.coldStore?.removeReleasedFiles();
@@ -449,6 +450,7 @@ export class TranscriptStore {
       sessionId,
       tail: head === undefined ? undefined : this.tailOf(head),
       known: null,
+      firstId: 0,
       lastId: 0,
     };
     if (inputs !== null && inputs.length > 1) {
@@ -605,6 +607,7 @@ export class TranscriptStore {
     batch.lastId = Number(
       generated ? this.insertGenerated(tail.sessionNo, original, attempt) : attempt(),
     );
+    if (batch.firstId === 0) batch.firstId = batch.lastId;
     this.index.noteAppended(batch.lastId, original, createdAt);
     for (const blob of encoded.blobs) {
       this.insertBlob.run(blob.sha256, blob.mimeType, blob.data.length, blob.data, now);

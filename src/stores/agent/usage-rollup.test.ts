@@ -187,6 +187,48 @@ describe("daily usage rollups", () => {
     );
   });
 
+  it("counts whole batches in the transaction that appends them, with events waiting before or not", () => {
+    const home = openStateHome({ home: tempDir() });
+    const agent = home.agent("main");
+    const all: Appended[] = [];
+    const batch = (size: number, from: number): Appended[] =>
+      Array.from({ length: size }, (_, i) => {
+        const time = Date.UTC(2026, 2, 1) + ((from + i) % 3) * DAY;
+        const usage = { input: from + i, output: 1, cost: { total: (from + i) / 1000 } };
+        const message = { role: "assistant", model: `m${(from + i) % 2}`, usage };
+        return {
+          event: { type: "message", timestamp: new Date(time).toISOString(), message },
+          time,
+        };
+      });
+    for (const [b, size] of [100, 64, 300].entries()) {
+      if (b === 2) {
+        const one = batch(1, 7_000)[0] as Appended;
+        agent.transcripts.append("s1", one.event, OPTIONS);
+        all.push(one);
+      }
+      const events = batch(size, all.length);
+      agent.transcripts.appendMany(
+        SESSIONS[b] as string,
+        events.map((e) => e.event),
+        OPTIONS,
+      );
+      all.push(...events);
+      // Folded in the append's own transaction: no event is left above the mark.
+      const left = agent.db
+        .prepare<{ n: number }>(
+          `SELECT count(*) AS n FROM transcript_events
+           WHERE id > (SELECT rolled_through FROM usage_rollup_state)`,
+        )
+        .get();
+      expect(left?.n, `batch ${b}`).toBe(0);
+      expect(sumByDay(agent.usage.byDay())).toEqual(
+        sumByDay(all.map((a) => contributionOf(a.event, a.time))),
+      );
+    }
+    home.close();
+  });
+
   it("counts another writer's events that took the ids of this writer's deleted, unfolded ones", () => {
     const path = tempDir();
     const [a, b] = [openStateHome({ home: path }), openStateHome({ home: path })];

@@ -27,6 +27,18 @@ const ADD_ROW = `INSERT INTO usage_daily (day_start_at, provider, model, events,
     .fill("?")
     .join(", ")}) ${ADD}`;
 
+/**
+ * The ids one append body inserted, `first` to `last`, and nothing else in between: each insert
+ * takes the largest id plus one, and the body neither deletes rows nor lets other code run. So
+ * those rows are the events it noted, unchanged, and the bulk step need not read them back to
+ * check (it does for rows of earlier transactions, which another connection may have deleted and
+ * whose ids it may have reused).
+ */
+export interface OwnRows {
+  readonly first: number;
+  readonly last: number;
+}
+
 /** One day's row being summed in memory: the facts plus the count of events. */
 type RowSum = UsageFacts & { events: number };
 
@@ -107,8 +119,17 @@ export class UsageRollup {
    * transaction: from memory when this connection appended them all, else through the view.
    * Each day's row is written once per call. Returns how many events were counted.
    */
-  rollUp(limit: number): number {
+  rollUp(limit: number, own?: OwnRows): number {
     const mark = this.mark();
+    if (own !== undefined && mark + 1 === own.first && own.last - mark <= limit) {
+      const facts = this.ownFacts(own);
+      if (facts !== undefined) {
+        this.addAll(facts);
+        this.forgetThrough(own.last);
+        this.updateMark.run(own.last);
+        return facts.length;
+      }
+    }
     const rows = this.selectNext.all(mark, limit);
     const last = rows.at(-1)?.id;
     if (last === undefined) return 0;
@@ -117,9 +138,25 @@ export class UsageRollup {
     if (facts.every((f) => f !== undefined)) this.addAll(facts as UsageFacts[]);
     else this.fold.run(mark, last);
     // Held ids at or below the last folded are done, or their rows were deleted before the fold.
-    for (const id of this.held.keys()) if (id <= last) this.held.delete(id);
+    this.forgetThrough(last);
     this.updateMark.run(last);
     return rows.length;
+  }
+
+  /** The held facts of `own`'s rows (see OwnRows), or undefined when one is not held. */
+  private ownFacts(own: OwnRows): UsageFacts[] | undefined {
+    this.dropIfStale();
+    const facts: UsageFacts[] = [];
+    for (let id = own.first; id <= own.last; id++) {
+      const held = this.held.get(id);
+      if (held === undefined) return undefined;
+      facts.push(held.facts);
+    }
+    return facts;
+  }
+
+  private forgetThrough(id: number): void {
+    for (const held of this.held.keys()) if (held <= id) this.held.delete(held);
   }
 
   /**
@@ -128,7 +165,7 @@ export class UsageRollup {
    * those.
    */
   coverThrough(id: number): void {
-    for (const held of this.held.keys()) if (held <= id) this.held.delete(held);
+    this.forgetThrough(id);
     this.updateMark.run(id);
   }
 
