@@ -219,6 +219,8 @@ function interleaved(writers) {
 const WAL_SEEDED = QUICK ? 2_000 : 100_000;
 const WAL_COUNT = QUICK ? 256 : 1_024;
 const INTERLEAVED = 8;
+/** Events of the seed that go to one session, which rows below append to as well. */
+const LONG_SESSION = WAL_SEEDED / 2;
 
 function walPages(vocab) {
   return withTempDir("append-wal", (dir) => {
@@ -229,7 +231,11 @@ function walPages(vocab) {
     const home = openStateHome({ home: join(dir, "home"), checkpoints: "inline" });
     const agent = home.agent("bench");
     progress(`append: seeding ${fmtCount(WAL_SEEDED)} events for the WAL page count`);
-    seedStore(agent, next, WAL_SEEDED);
+    // Half in short sessions, half in one long one (months of a conversation).
+    seedStore(agent, next, WAL_SEEDED - LONG_SESSION);
+    for (let done = 0; done < LONG_SESSION; done += BATCH_SIZE) {
+      agent.transcripts.appendMany("long", Array.from({ length: BATCH_SIZE }, next));
+    }
     agent.transcripts.index.indexPending();
     const floorDb = openTodayDb(join(dir, "floor.sqlite"));
     const floor = prepareFloor(floorDb);
@@ -271,6 +277,11 @@ function walPages(vocab) {
         1,
         interleaved(sessions.map((k) => storeOne(`w-${k}`))),
       ),
+      [`store append, 1 session of ${fmtCount(LONG_SESSION)} events`]: store(
+        WAL_COUNT,
+        1,
+        storeOne("long"),
+      ),
       [`today's design, ${BATCH_SIZE} per transaction`]: bare(
         Math.ceil(batches),
         BATCH_SIZE,
@@ -282,6 +293,10 @@ function walPages(vocab) {
         (i) =>
           agent.transcripts.appendMany("wm", inputs.slice(i * BATCH_SIZE, (i + 1) * BATCH_SIZE)),
       ),
+      [`store appendMany, ${BATCH_SIZE} per transaction, 1 session of ${fmtCount(LONG_SESSION)} events`]:
+        store(Math.ceil(batches), BATCH_SIZE, (i) =>
+          agent.transcripts.appendMany("long", inputs.slice(i * BATCH_SIZE, (i + 1) * BATCH_SIZE)),
+        ),
     };
     home.close();
     floorDb.close();
@@ -538,7 +553,9 @@ export async function run() {
     `Counted with auto-checkpoint off on databases of ${fmtCount(WAL_SEEDED)} events, over ${fmtCount(WAL_COUNT)} appended`,
     "events (the -wal file's growth ÷ frame size): each commit appends every page it dirtied to the",
     "WAL, whole, and the checkpoint later copies (and fsyncs) them into the database. Interleaved",
-    "sessions: append i goes to session i mod 8.",
+    "sessions: append i goes to session i mod 8. Half the seeded events are in one long session,",
+    "which the rows naming it append to: there a new event's id lands among many (the",
+    "`(session, event id)` index), where in a new session it lands among few.",
     "",
     table(
       ["write", "WAL pages per event"],

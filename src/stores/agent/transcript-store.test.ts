@@ -57,6 +57,39 @@ describe("TranscriptStore.append", () => {
     db.close();
   });
 
+  it("gives new events 8-hex ids that follow the session's last one, drawing again when one is taken", () => {
+    const { db, store } = open();
+    const hex = (n: number) => (n >>> 0).toString(16).padStart(8, "0");
+    const verbatim = { verbatim: true, ensureHeader: false } as const;
+    const put = (id: string, parentId: string | null) =>
+      store.append("s", { ...user(id), id, parentId }, verbatim);
+    // After a last id of another shape (a header named by the session), one is drawn at random.
+    const first = store.append("t", user("a")).event.id;
+    expect(first).toMatch(/^[0-9a-f]{8}$/);
+    const more = store.appendMany("t", [user("b"), user("c"), user("d")]).map((r) => r.event.id);
+    const base = Number.parseInt(first, 16);
+    expect(more).toEqual([1, 2, 3].map((k) => hex(base + k)));
+    // The one after the last: the id the last event's id plus one names is taken earlier in the
+    // session, so the store draws another.
+    put("00000010", null);
+    put("0000000f", "00000010");
+    const drawn = store.append("s", user("next")).event.id;
+    expect(drawn).toMatch(/^[0-9a-f]{8}$/);
+    expect(drawn).not.toBe("00000010");
+    expect(store.append("s", user("after")).event.id).toBe(hex(Number.parseInt(drawn, 16) + 1));
+    // It wraps past ffffffff.
+    put("ffffffff", null);
+    expect(store.append("s", user("wrapped")).event.id).toBe("00000000");
+    const ids = db
+      .prepare<{ n: number; distinct_ids: number }>(
+        `SELECT count(*) AS n, count(DISTINCT event_id) AS distinct_ids FROM transcript_events
+         WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = 's')`,
+      )
+      .get();
+    expect(ids).toEqual({ n: 6, distinct_ids: 6 });
+    db.close();
+  });
+
   it("branches from an explicit parent and refuses unknown parents", () => {
     const { db, store } = open();
     const a = store.append("s", user("a"));

@@ -65,6 +65,8 @@ interface SessionTail {
   lastSeq: number;
   /** Where the next event attaches: the last event, unless `branch()` moved it. */
   leaf: string | null;
+  /** The id of the session's last event (headers included), which a new id follows. */
+  lastEventId: string | null;
 }
 
 /** One append transaction's view of its session; see TranscriptStore.startBatch. */
@@ -124,7 +126,22 @@ function idempotencyKeyOf(input: NewTranscriptEvent, options: AppendOptions): st
 /** Random bytes drawn 4 KiB at a time: one `randomBytes` call per event id was a hot spot. */
 const idPool = { bytes: Buffer.alloc(0), next: 0 };
 
-/** A new random event id: 8 hex characters, as the legacy writers make them. */
+const EVENT_ID = /^[0-9a-f]{8}$/;
+
+/**
+ * The id of an event appended after `previous`: 8 hex characters, as the legacy writers make
+ * them. The one after `previous` when that is such an id too, else a random one. An id is looked
+ * up in its session's `(session, event id)` index, and a random one lands in a random leaf of it:
+ * a batch of 100 events dirtied about 90 index pages, each written whole to the WAL. Ids that
+ * follow each other fill one leaf. They are unique as random ones are (a taken one is drawn again
+ * at random, see insertGenerated); nothing relies on an event id being unguessable.
+ */
+function nextEventId(previous: string | null): string {
+  if (previous === null || !EVENT_ID.test(previous)) return newEventId();
+  return ((Number.parseInt(previous, 16) + 1) >>> 0).toString(16).padStart(8, "0");
+}
+
+/** A new random event id. */
 function newEventId(): string {
   if (idPool.next + 4 > idPool.bytes.length) {
     idPool.bytes = randomBytes(4096);
@@ -470,7 +487,7 @@ export class TranscriptStore {
     let leaf: string | null = null;
     if (head.leaf_override_seq === lastSeq) leaf = head.leaf_override_id;
     else if (head.event_type !== null && head.event_type !== "session") leaf = head.event_id;
-    return { sessionNo: head.session_no, lastSeq, leaf };
+    return { sessionNo: head.session_no, lastSeq, leaf, lastEventId: head.event_id };
   }
 
   /** The event stored under `eventId` in the batch's session, if any. */
@@ -523,7 +540,7 @@ export class TranscriptStore {
 
   private createSession(sessionId: string, options: AppendOptions, at: number): SessionTail {
     const row = this.insertSession.get(sessionId, options.sessionKey ?? null, at, at);
-    return { sessionNo: row?.session_no as number, lastSeq: 0, leaf: null };
+    return { sessionNo: row?.session_no as number, lastSeq: 0, leaf: null, lastEventId: null };
   }
 
   private header(sessionId: string, options: AppendOptions, now: number): TranscriptEvent {
@@ -558,7 +575,7 @@ export class TranscriptStore {
     const { type, id, parentId, timestamp, ...rest } = input;
     const event: TranscriptEvent = {
       type,
-      id: id === undefined ? newEventId() : checkEventId(id, sessionId),
+      id: id === undefined ? nextEventId(tail.lastEventId) : checkEventId(id, sessionId),
       ...(type === "session" ? {} : { parentId: parentId === undefined ? tail.leaf : parentId }),
       timestamp: timestamp ?? new Date(now).toISOString(),
       ...rest,
@@ -614,6 +631,7 @@ export class TranscriptStore {
       this.insertBlobRef.run(tail.sessionNo, seq, blob.sha256);
     }
     tail.lastSeq = seq;
+    tail.lastEventId = original.id;
     if (original.type !== "session") tail.leaf = original.id;
     const stored = { sessionId: batch.sessionId, seq, event: original, createdAt };
     batch.known?.set(original.id, stored);
