@@ -57,36 +57,42 @@ describe("TranscriptStore.append", () => {
     db.close();
   });
 
-  it("gives new events 8-hex ids that follow the session's last one, drawing again when one is taken", () => {
+  it("gives new events 8-hex ids that follow the last one it generated, never one a caller chose", () => {
     const { db, store } = open();
-    const hex = (n: number) => (n >>> 0).toString(16).padStart(8, "0");
+    const next = (id: string) => (Number.parseInt(id, 16) + 1).toString(16).padStart(8, "0");
     const verbatim = { verbatim: true, ensureHeader: false } as const;
-    const put = (id: string, parentId: string | null) =>
-      store.append("s", { ...user(id), id, parentId }, verbatim);
-    // After a last id of another shape (a header named by the session), one is drawn at random.
+    const put = (sessionId: string, id: string) =>
+      store.append(sessionId, { ...user(id), id, parentId: null }, verbatim);
+    // After the header (named by the session) the first is drawn at random; then they follow.
     const first = store.append("t", user("a")).event.id;
     expect(first).toMatch(/^[0-9a-f]{8}$/);
-    const more = store.appendMany("t", [user("b"), user("c"), user("d")]).map((r) => r.event.id);
-    const base = Number.parseInt(first, 16);
-    expect(more).toEqual([1, 2, 3].map((k) => hex(base + k)));
-    // The one after the last: the id the last event's id plus one names is taken earlier in the
-    // session, so the store draws another.
-    put("00000010", null);
-    put("0000000f", "00000010");
-    const drawn = store.append("s", user("next")).event.id;
-    expect(drawn).toMatch(/^[0-9a-f]{8}$/);
-    expect(drawn).not.toBe("00000010");
-    expect(store.append("s", user("after")).event.id).toBe(hex(Number.parseInt(drawn, 16) + 1));
-    // It wraps past ffffffff.
-    put("ffffffff", null);
-    expect(store.append("s", user("wrapped")).event.id).toBe("00000000");
+    const more = store.appendMany("t", [user("b"), user("c")]).map((r) => r.event.id);
+    const single = store.append("t", user("d")).event.id;
+    expect([first, ...more, single]).toEqual([
+      first,
+      next(first),
+      next(next(first)),
+      next(more[1] ?? ""),
+    ]);
+    // A caller that numbers its own ids, between generated ones: each of its ids stays free.
+    for (const id of ["00000001", "00000002", "00000003"]) {
+      put("c", id);
+      const generated = store.append("c", user(`after ${id}`)).event.id;
+      expect(generated).toMatch(/^[0-9a-f]{8}$/);
+      expect(generated).not.toBe(next(id));
+    }
+    // Another connection's append in between: the next id does not follow its id.
+    const otherDb = openDatabase({ path: db.path, role: "agent", create: false });
+    const theirs = new TranscriptStore(otherDb, "main").append("t", user("theirs")).event.id;
+    otherDb.close();
+    expect(store.append("t", user("mine")).event.id).not.toBe(next(theirs));
     const ids = db
       .prepare<{ n: number; distinct_ids: number }>(
-        `SELECT count(*) AS n, count(DISTINCT event_id) AS distinct_ids FROM transcript_events
-         WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = 's')`,
+        "SELECT count(*) AS n, count(DISTINCT session_no || '/' || event_id) AS distinct_ids FROM transcript_events",
       )
       .get();
-    expect(ids).toEqual({ n: 6, distinct_ids: 6 });
+    // 7 in t (its header, a-d, theirs, mine) and 6 in c.
+    expect(ids).toEqual({ n: 13, distinct_ids: 13 });
     db.close();
   });
 

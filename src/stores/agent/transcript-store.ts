@@ -65,8 +65,8 @@ interface SessionTail {
   lastSeq: number;
   /** Where the next event attaches: the last event, unless `branch()` moved it. */
   leaf: string | null;
-  /** The id of the session's last event (headers included), which a new id follows. */
-  lastEventId: string | null;
+  /** The id a new generated id follows (see nextEventId), or null to draw one at random. */
+  follows: string | null;
 }
 
 /** One append transaction's view of its session; see TranscriptStore.startBatch. */
@@ -126,18 +126,24 @@ function idempotencyKeyOf(input: NewTranscriptEvent, options: AppendOptions): st
 /** Random bytes drawn 4 KiB at a time: one `randomBytes` call per event id was a hot spot. */
 const idPool = { bytes: Buffer.alloc(0), next: 0 };
 
-const EVENT_ID = /^[0-9a-f]{8}$/;
+/**
+ * Sessions whose last generated id a store remembers (see nextEventId): past this many it
+ * forgets them all, and their next ids start at random again.
+ */
+const FOLLOWED_SESSIONS = 4096;
 
 /**
- * The id of an event appended after `previous`: 8 hex characters, as the legacy writers make
- * them. The one after `previous` when that is such an id too, else a random one. An id is looked
- * up in its session's `(session, event id)` index, and a random one lands in a random leaf of it:
- * a batch of 100 events dirtied about 90 index pages, each written whole to the WAL. Ids that
- * follow each other fill one leaf. They are unique as random ones are (a taken one is drawn again
- * at random, see insertGenerated); nothing relies on an event id being unguessable.
+ * The id of a new event: 8 hex characters, as the legacy writers make them. The one after
+ * `previous` (the session's last event, when this store generated its id), else a random one.
+ * An id goes into its session's `(session, event id)` index, and a random one lands in a random
+ * leaf of it: in a long session a batch of 100 dirtied about 90 index pages, each written whole
+ * to the WAL. Ids that follow each other fill one leaf. They are unique as random ones are (a
+ * taken one is drawn again at random, see insertGenerated), and an id a caller chose is never
+ * followed: a caller numbering its own ids 1, 2, 3 would otherwise find its next one taken.
+ * Nothing relies on an event id being unguessable.
  */
 function nextEventId(previous: string | null): string {
-  if (previous === null || !EVENT_ID.test(previous)) return newEventId();
+  if (previous === null) return newEventId();
   return ((Number.parseInt(previous, 16) + 1) >>> 0).toString(16).padStart(8, "0");
 }
 
@@ -176,6 +182,8 @@ export class TranscriptStore {
   /** The search index behind this store's appends (see TranscriptIndex). */
   readonly index: TranscriptIndex;
   private coldStore: ColdStore | undefined;
+  /** The last id this store generated in each session it appended to, by session number. */
+  private readonly generatedLast = new Map<number, string>();
   private readonly selectHead: SqlStatement<SessionHead>;
   private readonly insertSession: SqlStatement<{ session_no: number }>;
   private readonly insertEvent: SqlStatement;
@@ -487,7 +495,9 @@ export class TranscriptStore {
     let leaf: string | null = null;
     if (head.leaf_override_seq === lastSeq) leaf = head.leaf_override_id;
     else if (head.event_type !== null && head.event_type !== "session") leaf = head.event_id;
-    return { sessionNo: head.session_no, lastSeq, leaf, lastEventId: head.event_id };
+    const generated = this.generatedLast.get(head.session_no);
+    const follows = generated !== undefined && generated === head.event_id ? generated : null;
+    return { sessionNo: head.session_no, lastSeq, leaf, follows };
   }
 
   /** The event stored under `eventId` in the batch's session, if any. */
@@ -540,7 +550,7 @@ export class TranscriptStore {
 
   private createSession(sessionId: string, options: AppendOptions, at: number): SessionTail {
     const row = this.insertSession.get(sessionId, options.sessionKey ?? null, at, at);
-    return { sessionNo: row?.session_no as number, lastSeq: 0, leaf: null, lastEventId: null };
+    return { sessionNo: row?.session_no as number, lastSeq: 0, leaf: null, follows: null };
   }
 
   private header(sessionId: string, options: AppendOptions, now: number): TranscriptEvent {
@@ -575,7 +585,7 @@ export class TranscriptStore {
     const { type, id, parentId, timestamp, ...rest } = input;
     const event: TranscriptEvent = {
       type,
-      id: id === undefined ? nextEventId(tail.lastEventId) : checkEventId(id, sessionId),
+      id: id === undefined ? nextEventId(tail.follows) : checkEventId(id, sessionId),
       ...(type === "session" ? {} : { parentId: parentId === undefined ? tail.leaf : parentId }),
       timestamp: timestamp ?? new Date(now).toISOString(),
       ...rest,
@@ -631,7 +641,11 @@ export class TranscriptStore {
       this.insertBlobRef.run(tail.sessionNo, seq, blob.sha256);
     }
     tail.lastSeq = seq;
-    tail.lastEventId = original.id;
+    tail.follows = generated ? original.id : null;
+    if (generated) {
+      if (this.generatedLast.size >= FOLLOWED_SESSIONS) this.generatedLast.clear();
+      this.generatedLast.set(tail.sessionNo, original.id);
+    }
     if (original.type !== "session") tail.leaf = original.id;
     const stored = { sessionId: batch.sessionId, seq, event: original, createdAt };
     batch.known?.set(original.id, stored);
