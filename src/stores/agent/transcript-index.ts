@@ -35,6 +35,10 @@ export class TranscriptIndex {
   private readonly fresh = new Map<number, string>();
   /** `db.rollbacks` when `fresh` was started: a rollback since may have undone its rows. */
   private freshSince = 0;
+  /** `PRAGMA data_version` when `fresh` took its first text (see `ownedRun`). */
+  private freshVersion: number | undefined;
+  private readonly selectVersion: SqlStatement<{ data_version: number }>;
+  private readonly selectAbove: SqlStatement<{ n: number; top: number | null }>;
   private readonly insertText: SqlStatement;
   private readonly updateMark: SqlStatement;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -58,6 +62,10 @@ export class TranscriptIndex {
       "SELECT id FROM transcript_events WHERE id > ? ORDER BY id LIMIT ?",
     );
     this.insertText = db.prepareOnUse("INSERT INTO transcript_fts (rowid, text) VALUES (?, ?)");
+    this.selectVersion = db.prepareOnUse("PRAGMA data_version");
+    this.selectAbove = db.prepareOnUse(
+      "SELECT count(*) AS n, max(id) AS top FROM transcript_events WHERE id > ?",
+    );
     this.updateMark = db.prepareOnUse(
       "UPDATE search_index_state SET indexed_through = ? WHERE name = 'transcript'",
     );
@@ -90,20 +98,42 @@ export class TranscriptIndex {
    */
   noteAppended(id: number, event: TranscriptEvent, createdAt: number): void {
     this.dropIfRolledBack();
+    if (this.fresh.size === 0) this.freshVersion = this.selectVersion.get()?.data_version;
     this.fresh.set(id, indexedText(event));
     this.rollup.note(id, event, createdAt);
   }
 
-  /** The indexed text of an event this connection appended and has not indexed yet. */
-  heldText(id: number): string | undefined {
-    this.dropIfRolledBack();
-    return this.fresh.get(id);
+  /**
+   * The indexed texts of events this connection appended and has not indexed yet, in the order
+   * of `ids`; undefined when one is not held.
+   */
+  heldTexts(ids: readonly number[]): string[] | undefined {
+    this.dropStale();
+    const texts: string[] = [];
+    for (const id of ids) {
+      const text = this.fresh.get(id);
+      if (text === undefined) return undefined;
+      texts.push(text);
+    }
+    return texts;
   }
 
   private dropIfRolledBack(): void {
     if (this.db.rollbacks === this.freshSince) return;
     this.fresh.clear();
     this.freshSince = this.db.rollbacks;
+  }
+
+  /**
+   * Forgets the held texts when they may no longer be their rows': after a rollback, or once
+   * another connection has committed (`PRAGMA data_version` moved), since it may have deleted
+   * them and given their ids to its own events. Held by id alone, a text would then be indexed,
+   * or matched, for another event: the deleted words found under it, its own not.
+   */
+  private dropStale(): void {
+    this.dropIfRolledBack();
+    if (this.fresh.size === 0) return;
+    if (this.selectVersion.get()?.data_version !== this.freshVersion) this.fresh.clear();
   }
 
   /**
@@ -117,6 +147,25 @@ export class TranscriptIndex {
   }
 
   /**
+   * The ids above `mark` this connection wrote itself, when it can show that all of them are, up
+   * to `written.last`; else `written` alone. Called after `dropStale`, so no other connection has
+   * committed since the first held text was noted. Shown when a text is held for every id and
+   * the table holds exactly those ids above the mark. Then no row of them was deleted or
+   * replaced since: only this connection wrote; a row it deleted would be missing from the count
+   * (or its id taken again by a noted append, whose text replaced the held one); a row it wrote
+   * without noting would lie past the last id or between held ones; and a cold restore or move
+   * indexes everything pending before it writes. A single append's bulk step then reads none of
+   * the 63 rows before it back.
+   */
+  private ownedRun(mark: number, written: OwnRows): OwnRows {
+    if (written.first === mark + 1) return written;
+    for (let id = mark + 1; id < written.first; id++) if (!this.fresh.has(id)) return written;
+    const above = this.selectAbove.get(mark);
+    if (above?.n !== written.last - mark || above.top !== written.last) return written;
+    return { first: mark + 1, last: written.last };
+  }
+
+  /**
    * Indexes every event above the mark, inside the caller's transaction (or one of its own),
    * and moves the mark; counts the events above the usage rollups' mark the same way. Returns how
    * many events were read (by the index or the rollups, whichever had more to do). With `own`,
@@ -124,11 +173,13 @@ export class TranscriptIndex {
    */
   indexPending(limit = Number.MAX_SAFE_INTEGER, own?: OwnRows): number {
     return this.db.tx(() => {
+      this.dropStale();
       let mark = this.mark();
       let read = 0;
-      if (own !== undefined && mark + 1 === own.first && this.indexOwn(own)) {
-        read = own.last - mark;
-        mark = own.last;
+      const owned = own === undefined ? undefined : this.ownedRun(mark, own);
+      if (owned !== undefined && mark + 1 === owned.first && this.indexOwn(owned)) {
+        read = owned.last - mark;
+        mark = owned.last;
       }
       while (read < limit) {
         const count = Math.min(CATCH_UP_BATCH, limit - read);
@@ -145,7 +196,7 @@ export class TranscriptIndex {
       this.updateMark.run(mark);
       this.seenMark = mark;
       this.fresh.clear();
-      return Math.max(read, this.rollup.rollUp(limit, own));
+      return Math.max(read, this.rollup.rollUp(limit, owned));
     });
   }
 

@@ -24,11 +24,16 @@ const FULL_CHECK_EVERY = 25;
 
 type Op =
   | { kind: "skip" }
-  | { kind: "append"; s: number; text: string; blocks: boolean; key: number | null }
-  | { kind: "appendMany"; s: number; items: Array<{ text: string; key: number | null }> }
+  | { kind: "append"; s: number; text: string; blocks: boolean; key: number | null; other: boolean }
+  | {
+      kind: "appendMany";
+      s: number;
+      items: Array<{ text: string; key: number | null }>;
+      other: boolean;
+    }
   | { kind: "branch"; s: number; target: number; summary: string | null }
   | { kind: "label"; s: number; target: number }
-  | { kind: "delete"; s: number }
+  | { kind: "delete"; s: number; other: boolean }
   | { kind: "search"; word: string; s: number | null };
 
 const cased = (words: readonly string[]) =>
@@ -54,6 +59,8 @@ const text = fc
   .map(([pieces, separator]) => pieces.join(separator));
 const key = fc.option(fc.nat(4), { nil: null, freq: 2 });
 const session = fc.nat(2);
+/** Done by a second writer, a home of its own on the same files, one time in four. */
+const other = fc.nat(3).map((n) => n === 0);
 
 // First, so that shrinking replaces ops it does not need with a no-op.
 const op: fc.Arbitrary<Op> = fc.oneof(
@@ -67,6 +74,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       text,
       blocks: fc.boolean(),
       key,
+      other,
     }),
   },
   {
@@ -75,6 +83,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       kind: fc.constant("appendMany" as const),
       s: session,
       items: fc.array(fc.record({ text, key }), { minLength: 1, maxLength: 4 }),
+      other,
     }),
   },
   {
@@ -90,7 +99,10 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant("label" as const), s: session, target: fc.nat() }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), s: session }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("delete" as const), s: session, other }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -214,6 +226,8 @@ const ops = fc.array(op, { minLength: 50, maxLength: 200 }).map((list) =>
 
 interface Run {
   writer: AgentState;
+  /** Another writer on the same database: its commits may delete and reuse the ids of events the first one holds the text of. */
+  other: AgentState;
   reader: AgentState;
   model: TranscriptModel;
   sessionIds: string[];
@@ -221,15 +235,17 @@ interface Run {
 
 /** Applies one op to the writer and the model; returns the session it changed, if any. */
 function apply(run: Run, step: Op, index: number): string | undefined {
-  const { writer, model, sessionIds } = run;
+  const { model, sessionIds } = run;
   if (step.kind === "skip") return undefined;
   if (step.kind === "search") {
     const sessionId = step.s === null ? undefined : sessionIds[step.s % sessionIds.length];
-    // Alternate which connection asks first: a reader must not depend on the writer's query.
-    const order = index % 2 === 0 ? [run.writer, run.reader] : [run.reader, run.writer];
+    // Rotate which connection asks first: none may depend on another's query.
+    const all = [run.writer, run.reader, run.other];
+    const order = [...all.slice(index % 3), ...all.slice(0, index % 3)];
     for (const agent of order) checkSearch(agent, model, step.word, sessionId);
     return undefined;
   }
+  const writer = "other" in step && step.other ? run.other : run.writer;
   const sessionId = sessionIds[step.s % sessionIds.length] as string;
   if (step.kind === "append") {
     const k = step.key === null ? null : `k${step.key}`;
@@ -294,9 +310,11 @@ function runOps(sessionCount: number, ops: Op[]): void {
   const home = tempDir();
   const writerHome = openStateHome({ home });
   const writer = writerHome.agent("main");
+  const otherHome = openStateHome({ home });
   const readerHome = openStateHome({ home, readonly: true });
   const run: Run = {
     writer,
+    other: otherHome.agent("main"),
     reader: readerHome.agent("main"),
     model: new TranscriptModel(),
     sessionIds: SESSIONS.slice(0, sessionCount),
@@ -310,17 +328,19 @@ function runOps(sessionCount: number, ops: Op[]): void {
       }
     });
     checkAll(writer, run.model, run.sessionIds);
+    checkAll(run.other, run.model, run.sessionIds);
     checkAll(run.reader, run.model, run.sessionIds);
     for (const word of SEARCHED) checkSearch(run.reader, run.model, word);
   } finally {
     readerHome.close();
+    otherHome.close();
     writerHome.close();
   }
 }
 
 describe("transcripts and search against an in-memory model", () => {
   it(
-    "agree after every op of random append / appendMany / branch / label / delete / search",
+    "agree after every op of random append / appendMany / branch / label / delete / search, two writers and a reader",
     () => {
       fc.assert(fc.property(fc.integer({ min: 1, max: 3 }), ops, runOps), { numRuns: RUNS });
       // A run takes 0.1 to 0.2 s on a loaded machine; long soak runs must not hit the default cap.

@@ -243,6 +243,75 @@ describe("TranscriptSearch", () => {
     home.close();
   });
 
+  it("indexes single appends in bulk as they stand, after deletes here and writes by another connection", () => {
+    const dir = tempDir();
+    const home = openStateHome({ home: dir });
+    const other = openStateHome({ home: dir });
+    const agent = home.agent("main");
+    const live = new Map<string, string>(); // word -> the event id it must find
+    const dead = new Set<string>(); // words of deleted events: found nowhere
+    let n = 0;
+    const say = (target: typeof agent, sessionId: string) => {
+      const word = `z${(n++).toString(36)}k`;
+      const event = { type: "message", message: { role: "user", content: `say ${word}` } };
+      live.set(word, target.transcripts.append(sessionId, event).event.id);
+      return word;
+    };
+    const drop = (target: typeof agent, sessionId: string, words: string[]) => {
+      target.lifecycle.delete(sessionId);
+      for (const word of words) {
+        live.delete(word);
+        dead.add(word);
+      }
+    };
+    const check = (step: string, index = true) => {
+      // Nothing waits after the bulk step of the last append, or only what came after it.
+      for (const [word, id] of live) {
+        expect(
+          agent.search.search(word).map((hit) => hit.eventId),
+          `${step}: ${word}`,
+        ).toEqual([id]);
+      }
+      for (const word of dead) expect(agent.search.search(word), `${step}: ${word}`).toEqual([]);
+      if (!index) return;
+      const count = (sql: string) => agent.db.prepare<{ n: number }>(sql).get()?.n;
+      agent.transcripts.index.indexPending();
+      // One index row per stored event with text (the headers have none), none for a deleted one.
+      expect(count("SELECT count(*) AS n FROM transcript_fts"), step).toBe(
+        count("SELECT count(*) AS n FROM transcript_events WHERE event_type <> 'session'"),
+      );
+    };
+    const many = (count: number, sessionId: string) =>
+      Array.from({ length: count }, () => say(agent, sessionId));
+    // The newest rows deleted here, their ids taken again by the next appends.
+    many(70, "a");
+    const top = many(10, "b");
+    drop(agent, "b", top);
+    many(70, "c");
+    check("top rows deleted here");
+    // Rows in the middle deleted here: the table no longer holds every id above the mark.
+    const middle = many(10, "d");
+    many(10, "e");
+    drop(agent, "d", middle);
+    many(60, "e");
+    check("middle rows deleted here");
+    // Another connection deletes this writer's newest rows and takes their ids: a search while
+    // they wait, then the bulk step.
+    for (const [from, to] of [
+      ["f", "g"],
+      ["i", "j"],
+    ] as const) {
+      const mine = many(10, from);
+      drop(other.agent("main"), from, mine);
+      for (let i = 0; i < 10; i++) say(other.agent("main"), to);
+      if (from === "f") check("another connection's events waiting", false);
+      else many(60, "h");
+    }
+    check("ids taken by another connection");
+    other.close();
+    home.close();
+  });
+
   it("finds exactly the events of a real Chinese session that contain a word", () => {
     const file = corpusTranscripts().find((f) => f.name.includes("76cc5ab5-0425-4038"));
     if (file === undefined) return; // the corpus is absent (corpusTranscripts throws under CI)

@@ -274,12 +274,8 @@ export class TranscriptSearch {
       sessionId === undefined
         ? this.pendingKeys.all(mark)
         : this.pendingKeysInSession.all(mark, sessionId);
-    const held: string[] = [];
-    for (const key of keys) {
-      const text = this.index.heldText(key.id);
-      if (text === undefined) return undefined;
-      held.push(text);
-    }
+    const held = this.index.heldTexts(keys.map((key) => key.id));
+    if (held === undefined) return undefined;
     const hits = this.scoreWaiting(held, match);
     return hits.flatMap(({ at, score }) => {
       const key = keys[at] as PendingKey;

@@ -28,11 +28,12 @@ const ADD_ROW = `INSERT INTO usage_daily (day_start_at, provider, model, events,
     .join(", ")}) ${ADD}`;
 
 /**
- * The ids one append body inserted, `first` to `last`, and nothing else in between: each insert
- * takes the largest id plus one, and the body neither deletes rows nor lets other code run. So
- * those rows are the events it noted, unchanged, and the bulk step need not read them back to
- * check (it does for rows of earlier transactions, which another connection may have deleted and
- * whose ids it may have reused).
+ * Ids `first` to `last` that this connection inserted and noted, every one of them, and whose
+ * rows are still the ones it wrote: the rows one append body inserted (each insert takes the
+ * largest id plus one, and the body neither deletes rows nor lets other code run), or a longer
+ * run that TranscriptIndex.ownedRun has shown to be intact. The bulk step takes them from memory
+ * instead of reading them back to check them, as it does for rows of other transactions (another
+ * connection may have deleted them and reused their ids).
  */
 export interface OwnRows {
   readonly first: number;
