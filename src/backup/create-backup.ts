@@ -192,6 +192,11 @@ async function backupHome(home: StateHome, options: CheckedOptions): Promise<Bac
   try {
     const run = { id, createdAt, archive, work, partial };
     const manifest = await writeBackup(home, run, options, checker);
+    // Its leftovers go before the run is recorded as done: a run killed in between is still
+    // `running`, and the next backup command removes what it left (settleInterruptedBackups
+    // looks at running runs only). The snapshots are read and checked by now; the check threads
+    // close the unlinked files at `checker.close()`.
+    rmSync(work, { recursive: true, force: true });
     runs.finish(id, "succeeded", manifest as unknown as JsonValue);
     return {
       id,
@@ -206,10 +211,10 @@ async function backupHome(home: StateHome, options: CheckedOptions): Promise<Bac
     };
   } catch (error) {
     rmSync(partial, { force: true });
+    rmSync(work, { recursive: true, force: true });
     recordFailure(runs, id, error);
     throw error;
   } finally {
-    rmSync(work, { recursive: true, force: true });
     // Last: the check threads then close the deleted snapshots, and freeing their pages (tens of
     // milliseconds per 200 MB) slows nothing the backup still has to do, such as recording the run.
     checker.close();
