@@ -4,6 +4,11 @@ import type { TranscriptEvent } from "../../transcript/event.js";
 import { indexedText, storedEventText } from "../../transcript/indexed-text.js";
 import { type OwnRows, UsageRollup } from "./usage-rollup.js";
 
+/** The ids of `run`, in order. */
+function* idsOf(run: OwnRows): Generator<number> {
+  for (let id = run.first; id <= run.last; id++) yield id;
+}
+
 /** Writers index in bulk once this many events wait; fewer wait for a search or an idle moment. */
 export const INDEX_PENDING_LIMIT = 64;
 /** Events indexed per transaction when a long backlog is worked off (after an upgrade). */
@@ -107,8 +112,13 @@ export class TranscriptIndex {
    * The indexed texts of events this connection appended and has not indexed yet, in the order
    * of `ids`; undefined when one is not held.
    */
-  heldTexts(ids: readonly number[]): string[] | undefined {
+  heldTexts(ids: Iterable<number>): string[] | undefined {
     this.dropStale();
+    return this.textsOf(ids);
+  }
+
+  /** `heldTexts` without `dropStale`, for a caller that has just run it. */
+  private textsOf(ids: Iterable<number>): string[] | undefined {
     const texts: string[] = [];
     for (const id of ids) {
       const text = this.fresh.get(id);
@@ -147,22 +157,26 @@ export class TranscriptIndex {
   }
 
   /**
-   * The ids above `mark` this connection wrote itself, when it can show that all of them are, up
-   * to `written.last`; else `written` alone. Called after `dropStale`, so no other connection has
-   * committed since the first held text was noted. Shown when a text is held for every id and
-   * the table holds exactly those ids above the mark. Then no row of them was deleted or
-   * replaced since: only this connection wrote; a row it deleted would be missing from the count
-   * (or its id taken again by a noted append, whose text replaced the held one); a row it wrote
-   * without noting would lie past the last id or between held ones; and a cold restore or move
-   * indexes everything pending before it writes. A single append's bulk step then reads none of
-   * the 63 rows before it back.
+   * The ids above `mark`, up to `written.last`, with their held texts, when this connection can
+   * show it wrote them all; else undefined (the rows are read back). Shown when a text is held
+   * for every id and the ids are `written`'s alone, or the table holds exactly those ids above
+   * the mark. Called after `dropStale`, so no other connection has committed since the first held
+   * text was noted. Then no row of them was deleted or replaced since: only this connection
+   * wrote; a row it deleted would be missing from the count (or its id taken again by a noted
+   * append, whose text replaced the held one); a row it wrote without noting would lie past the
+   * last id or between held ones; and a cold restore or move indexes everything pending before it
+   * writes. A single append's bulk step then reads none of the 63 rows before it back.
    */
-  private ownedRun(mark: number, written: OwnRows): OwnRows {
-    if (written.first === mark + 1) return written;
-    for (let id = mark + 1; id < written.first; id++) if (!this.fresh.has(id)) return written;
-    const above = this.selectAbove.get(mark);
-    if (above?.n !== written.last - mark || above.top !== written.last) return written;
-    return { first: mark + 1, last: written.last };
+  private ownedRun(mark: number, written: OwnRows): { run: OwnRows; texts: string[] } | undefined {
+    const run = { first: mark + 1, last: written.last };
+    if (written.first < run.first) return undefined;
+    const texts = this.textsOf(idsOf(run));
+    if (texts === undefined) return undefined;
+    if (written.first > run.first) {
+      const above = this.selectAbove.get(mark);
+      if (above?.n !== run.last - mark || above.top !== run.last) return undefined;
+    }
+    return { run, texts };
   }
 
   /**
@@ -177,9 +191,12 @@ export class TranscriptIndex {
       let mark = this.mark();
       let read = 0;
       const owned = own === undefined ? undefined : this.ownedRun(mark, own);
-      if (owned !== undefined && mark + 1 === owned.first && this.indexOwn(owned)) {
-        read = owned.last - mark;
-        mark = owned.last;
+      if (owned !== undefined) {
+        owned.texts.forEach((text, i) => {
+          if (text !== "") this.insertText.run(owned.run.first + i, text);
+        });
+        read = owned.texts.length;
+        mark = owned.run.last;
       }
       while (read < limit) {
         const count = Math.min(CATCH_UP_BATCH, limit - read);
@@ -196,26 +213,8 @@ export class TranscriptIndex {
       this.updateMark.run(mark);
       this.seenMark = mark;
       this.fresh.clear();
-      return Math.max(read, this.rollup.rollUp(limit, owned));
+      return Math.max(read, this.rollup.rollUp(limit, owned?.run));
     });
-  }
-
-  /**
-   * Indexes the rows of `own` from their texts in memory; false (nothing written) when one is
-   * missing, which a rollback since they were noted would explain.
-   */
-  private indexOwn(own: OwnRows): boolean {
-    this.dropIfRolledBack();
-    const texts: string[] = [];
-    for (let id = own.first; id <= own.last; id++) {
-      const text = this.fresh.get(id);
-      if (text === undefined) return false;
-      texts.push(text);
-    }
-    texts.forEach((text, i) => {
-      if (text !== "") this.insertText.run(own.first + i, text);
-    });
-    return true;
   }
 
   /** The indexed texts of `ids`: this connection's own from memory, the rest from their rows. */
