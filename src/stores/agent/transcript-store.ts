@@ -65,8 +65,6 @@ interface SessionTail {
   lastSeq: number;
   /** Where the next event attaches: the last event, unless `branch()` moved it. */
   leaf: string | null;
-  /** The id a new generated id follows (see nextEventId), or null to draw one at random. */
-  follows: string | null;
 }
 
 /** One append transaction's view of its session; see TranscriptStore.startBatch. */
@@ -142,8 +140,8 @@ const FOLLOWED_SESSIONS = 4096;
  * followed: a caller numbering its own ids 1, 2, 3 would otherwise find its next one taken.
  * Nothing relies on an event id being unguessable.
  */
-function nextEventId(previous: string | null): string {
-  if (previous === null) return newEventId();
+function nextEventId(previous: string | undefined): string {
+  if (previous === undefined) return newEventId();
   return ((Number.parseInt(previous, 16) + 1) >>> 0).toString(16).padStart(8, "0");
 }
 
@@ -182,7 +180,10 @@ export class TranscriptStore {
   /** The search index behind this store's appends (see TranscriptIndex). */
   readonly index: TranscriptIndex;
   private coldStore: ColdStore | undefined;
-  /** The last id this store generated in each session it appended to, by session number. */
+  /**
+   * The last id this store generated in each session, by session number, while that event is the
+   * session's last as far as this store knows (checked against the session's head at each append).
+   */
   private readonly generatedLast = new Map<number, string>();
   private readonly selectHead: SqlStatement<SessionHead>;
   private readonly insertSession: SqlStatement<{ session_no: number }>;
@@ -495,9 +496,11 @@ export class TranscriptStore {
     let leaf: string | null = null;
     if (head.leaf_override_seq === lastSeq) leaf = head.leaf_override_id;
     else if (head.event_type !== null && head.event_type !== "session") leaf = head.event_id;
-    const generated = this.generatedLast.get(head.session_no);
-    const follows = generated !== undefined && generated === head.event_id ? generated : null;
-    return { sessionNo: head.session_no, lastSeq, leaf, follows };
+    // Followed only while it is still the session's last event (see nextEventId).
+    if (this.generatedLast.get(head.session_no) !== head.event_id) {
+      this.generatedLast.delete(head.session_no);
+    }
+    return { sessionNo: head.session_no, lastSeq, leaf };
   }
 
   /** The event stored under `eventId` in the batch's session, if any. */
@@ -550,7 +553,8 @@ export class TranscriptStore {
 
   private createSession(sessionId: string, options: AppendOptions, at: number): SessionTail {
     const row = this.insertSession.get(sessionId, options.sessionKey ?? null, at, at);
-    return { sessionNo: row?.session_no as number, lastSeq: 0, leaf: null, follows: null };
+    this.generatedLast.delete(row?.session_no as number);
+    return { sessionNo: row?.session_no as number, lastSeq: 0, leaf: null };
   }
 
   private header(sessionId: string, options: AppendOptions, now: number): TranscriptEvent {
@@ -585,7 +589,10 @@ export class TranscriptStore {
     const { type, id, parentId, timestamp, ...rest } = input;
     const event: TranscriptEvent = {
       type,
-      id: id === undefined ? nextEventId(tail.follows) : checkEventId(id, sessionId),
+      id:
+        id === undefined
+          ? nextEventId(this.generatedLast.get(tail.sessionNo))
+          : checkEventId(id, sessionId),
       ...(type === "session" ? {} : { parentId: parentId === undefined ? tail.leaf : parentId }),
       timestamp: timestamp ?? new Date(now).toISOString(),
       ...rest,
@@ -641,8 +648,8 @@ export class TranscriptStore {
       this.insertBlobRef.run(tail.sessionNo, seq, blob.sha256);
     }
     tail.lastSeq = seq;
-    tail.follows = generated ? original.id : null;
-    if (generated) {
+    if (!generated) this.generatedLast.delete(tail.sessionNo);
+    else {
       if (this.generatedLast.size >= FOLLOWED_SESSIONS) this.generatedLast.clear();
       this.generatedLast.set(tail.sessionNo, original.id);
     }
