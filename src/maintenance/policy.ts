@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
+import type { z as Zod } from "zod";
 import { StateError } from "../db/errors.js";
+import { lazyRequire } from "../lazy-require.js";
 import type { RetentionOptions } from "../stores/retention.js";
 
 /** The home's configuration file: written by the operator, never by agentstate. */
@@ -59,36 +60,47 @@ export const SAFE_DEFAULTS: Readonly<MaintenanceRules> = Object.freeze({
 });
 
 const RULE_KEYS = Object.keys(SAFE_DEFAULTS) as RuleKey[];
-const days = z.number().nonnegative().nullable().optional();
-const count = z.number().int().nonnegative().nullable().optional();
-const rules = {
-  mode: z.enum(["enforce", "warn"]).optional(),
-  coldAfterDays: days,
-  pruneAfterDays: days,
-  keepRecent: count,
-  maxDiskBytes: count,
-  highWaterBytes: count,
-};
-const agentRules = z.strictObject(rules);
-const wholeDays = z.number().int().nonnegative().optional();
-const configSchema = z.strictObject({
-  maintenance: z
-    .strictObject({ ...rules, agents: z.record(z.string(), agentRules).optional() })
-    .optional(),
-  retention: z
-    .strictObject({
-      inputsMaxAgeDays: wholeDays,
-      inputsPerSession: count,
-      receiptsMaxAgeDays: wholeDays,
-      receiptsPerQueue: count,
-    })
-    .optional(),
-  // A cluster host's settings: checked where they are used (src/cluster/cluster-config.ts).
-  cluster: z.unknown().optional(),
-});
 
-type FileRules = z.infer<typeof agentRules>;
-type ConfigFile = z.infer<typeof configSchema>;
+// zod loads when a home has a configuration file to check, not with the library (see
+// lazyRequire): it is about a quarter of what `import("agentstate")` costs.
+const zod = lazyRequire<typeof import("zod")>("zod");
+
+function configSchemaOf(z: typeof Zod) {
+  const days = z.number().nonnegative().nullable().optional();
+  const count = z.number().int().nonnegative().nullable().optional();
+  const rules = {
+    mode: z.enum(["enforce", "warn"]).optional(),
+    coldAfterDays: days,
+    pruneAfterDays: days,
+    keepRecent: count,
+    maxDiskBytes: count,
+    highWaterBytes: count,
+  };
+  const wholeDays = z.number().int().nonnegative().optional();
+  return z.strictObject({
+    maintenance: z
+      .strictObject({
+        ...rules,
+        agents: z.record(z.string(), z.strictObject(rules)).optional(),
+      })
+      .optional(),
+    retention: z
+      .strictObject({
+        inputsMaxAgeDays: wholeDays,
+        inputsPerSession: count,
+        receiptsMaxAgeDays: wholeDays,
+        receiptsPerQueue: count,
+      })
+      .optional(),
+    // A cluster host's settings: checked where they are used (src/cluster/cluster-config.ts).
+    cluster: z.unknown().optional(),
+  });
+}
+
+type ConfigSchema = ReturnType<typeof configSchemaOf>;
+type ConfigFile = Zod.infer<ConfigSchema>;
+type FileRules = NonNullable<NonNullable<ConfigFile["maintenance"]>["agents"]>[string];
+let configSchema: ConfigSchema | undefined;
 
 function configError(file: string, path: string, message: string): StateError {
   return new StateError(
@@ -108,9 +120,10 @@ function readConfig(file: string): ConfigFile {
   } catch (error) {
     throw configError(file, "", `not valid JSON (${(error as Error).message})`);
   }
+  configSchema ??= configSchemaOf(zod().z);
   const parsed = configSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+  const issue = parsed.error.issues[0] as Zod.core.$ZodIssue;
   const keys = issue.code === "unrecognized_keys" ? issue.keys : [];
   const path = [...issue.path, ...keys.slice(0, 1)].map(String).join(".");
   const what = issue.code === "unrecognized_keys" ? "unknown key" : issue.message;
