@@ -548,7 +548,7 @@ export class TranscriptStore {
         details: { sessionId },
       });
     }
-    return { ...this.store(batch, event, key, now, generated), deduplicated: false };
+    return this.store(batch, event, key, now, generated);
   }
 
   private createSession(sessionId: string, options: AppendOptions, at: number): SessionTail {
@@ -616,7 +616,7 @@ export class TranscriptStore {
     idempotencyKey: string | null,
     now: number,
     generated = false,
-  ): StoredEvent {
+  ): AppendResult {
     const tail = batch.tail as SessionTail;
     const seq = tail.lastSeq + 1;
     const createdAt = eventTime(original, now);
@@ -654,7 +654,16 @@ export class TranscriptStore {
       this.generatedLast.set(tail.sessionNo, original.id);
     }
     if (original.type !== "session") tail.leaf = original.id;
-    const stored = { sessionId: batch.sessionId, seq, event: original, createdAt };
+    // The caller's result itself, not a copy of it made later: an import builds one per event,
+    // and a second object per event was most of what its young heap promoted (the doctor's peak
+    // RSS on a 16 MB transcript, 79 MB above its baseline with the copy, 53-58 MB without).
+    const stored: AppendResult = {
+      sessionId: batch.sessionId,
+      seq,
+      event: original,
+      createdAt,
+      deduplicated: false,
+    };
     batch.known?.set(original.id, stored);
     return stored;
   }
