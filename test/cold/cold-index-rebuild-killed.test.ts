@@ -65,6 +65,10 @@ function runFix(
   );
 }
 
+function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+}
+
 function agentIntegrity(home: string): unknown {
   const raw = openRawSqlite(join(home, AGENT_DB), { readonly: true });
   try {
@@ -90,11 +94,18 @@ beforeAll(async () => {
   buildColdHome(template, EVENTS_PER_SESSION);
   expected = searchAll(template);
   claims = claimsOf(template);
-  startupMs = (await runFix(copyOfTemplate(), null)).ms;
-  const damaged = copyOfTemplate();
-  damageColdIndex(damaged, "garbage");
-  rebuildMs = (await runFix(damaged, null)).ms;
-}, 180_000);
+  // Medians of three: one run slowed by a passing load would aim every kill too early or too late.
+  const startups: number[] = [];
+  const rebuilds: number[] = [];
+  for (let run = 0; run < 3; run++) {
+    startups.push((await runFix(copyOfTemplate(), null)).ms);
+    const damaged = copyOfTemplate();
+    damageColdIndex(damaged, "garbage");
+    rebuilds.push((await runFix(damaged, null)).ms);
+  }
+  startupMs = median(startups);
+  rebuildMs = median(rebuilds);
+}, 240_000);
 afterAll(() => rmSync(template, { recursive: true, force: true }));
 
 describe("a cold index rebuild killed with SIGKILL", () => {
@@ -126,7 +137,9 @@ describe("a cold index rebuild killed with SIGKILL", () => {
         expect(drafts, where).toEqual([]);
       }
       // Kills land inside the rebuild, not only before or after it.
-      if (TRIALS >= 10) expect(Math.min(outcomes.old, outcomes.new)).toBeGreaterThan(0);
+      if (TRIALS >= 10) {
+        expect(Math.min(outcomes.old, outcomes.new), JSON.stringify(outcomes)).toBeGreaterThan(0);
+      }
     },
     180_000 + TRIALS * 30_000,
   );
