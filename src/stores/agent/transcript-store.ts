@@ -654,9 +654,9 @@ export class TranscriptStore {
       this.generatedLast.set(tail.sessionNo, original.id);
     }
     if (original.type !== "session") tail.leaf = original.id;
-    // The caller's result itself, not a copy of it made later: an import builds one per event,
-    // and a second object per event was most of what its young heap promoted (the doctor's peak
-    // RSS on a 16 MB transcript, 79 MB above its baseline with the copy, 53-58 MB without).
+    // The caller's result itself, not a copy made later to mark it new: an import builds one per
+    // event, and a second object per event was most of what V8's young generation promoted to the
+    // old one during it (the doctor's peak RSS, bench/doctor.mjs).
     const stored: AppendResult = {
       sessionId: batch.sessionId,
       seq,
