@@ -1,7 +1,12 @@
 import type { Context } from "hono";
-import { type ZodType, z } from "zod";
+import type { z as Zod, ZodType } from "zod";
 import { checkEventId, checkSessionId, validateAgentId } from "../ids.js";
+import { lazyRequire } from "../lazy-require.js";
 import { ApiError, badRequest } from "./errors.js";
+
+// The CommonJS zod the maintenance policy loads (src/maintenance/policy.ts), not its ES module:
+// a server that also reads agentstate.json would otherwise load zod twice.
+const { z } = lazyRequire<typeof import("zod")>("zod")();
 
 // Every parameter is checked here before it reaches a store: ids and keys by the same rules the
 // stores apply (so a request can never name a path or smuggle SQL, which is bound anyway), numbers
@@ -80,7 +85,7 @@ function clip(value: string): string {
   return value.length > MAX_MESSAGE ? `${value.slice(0, MAX_MESSAGE)}…` : value;
 }
 
-function invalid(where: string, error: z.ZodError): ApiError {
+function invalid(where: string, error: Zod.ZodError): ApiError {
   const issues = error.issues.slice(0, 10).map((issue) => ({
     path: clip(issue.path.map(String).join(".")),
     message: clip(issue.message),
