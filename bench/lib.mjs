@@ -87,10 +87,13 @@ export async function withTempDir(name, fn) {
  * A bare connection on the run's engine (better-sqlite3 or node:sqlite, see `DRIVER`) with the
  * library's connection pragmas. With `schema`, the
  * agent schema files the library ships (dist/db/schema/agent/*.sql, in order) are applied first,
- * so floor tables and indexes are exactly the store's.
+ * so floor tables and indexes are exactly the store's. With `autoVacuum`, a new file is made
+ * incremental first (as the store's files: a pointer map beside the tables), before the journal
+ * mode writes its first page.
  */
-export function openBareDb(path, { schema = false, readonly = false } = {}) {
+export function openBareDb(path, { schema = false, readonly = false, autoVacuum = false } = {}) {
   const db = openBare(path, readonly);
+  if (autoVacuum) db.exec("PRAGMA auto_vacuum = INCREMENTAL");
   for (const [name, value] of CONNECTION_PRAGMAS) {
     if (readonly && name === "journal_mode") continue;
     db.pragma(`${name} = ${value}`);
