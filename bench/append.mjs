@@ -378,8 +378,7 @@ function latencyRun(vocab) {
     walPhase(`${fmtCount(LATENCY_EVENTS)} single appends (latency run)`);
     const mode = agent.db.checkpoints;
     home.close();
-    const sorted = Float64Array.from(samples).sort();
-    return { mode, ...stats(samples), p999: sorted[Math.ceil(0.999 * sorted.length) - 1] / 1e3 };
+    return { mode, ...stats(samples) };
   });
 }
 
@@ -406,8 +405,7 @@ function leanLatency(vocab, ftsEvery) {
       samples[i] = Number(process.hrtime.bigint() - t0);
     }
     db.close();
-    const sorted = Float64Array.from(samples).sort();
-    return { ...stats(samples), p999: sorted[Math.ceil(0.999 * sorted.length) - 1] / 1e3 };
+    return stats(samples);
   });
 }
 

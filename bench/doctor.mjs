@@ -21,6 +21,7 @@ import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
 import { callerCatchUps } from "../dist/db/wal-signal.js";
 import { runDoctorFix } from "../dist/index.js";
+import { parentIdOf } from "../dist/transcript/event.js";
 import { indexedText } from "../dist/transcript/indexed-text.js";
 import { searchableText } from "../dist/transcript/search-text.js";
 import { generateLegacyHome } from "../test/fixtures/generate-legacy-home.mjs";
@@ -205,13 +206,12 @@ function openLeanFloorDb(path) {
     db,
     insert(json, createdAt, event) {
       if (pending === 0) lean.stmt.begin.run();
-      const parent = typeof event.parentId === "string" ? event.parentId : null;
       const rowid = lean.stmt.insert.run(
         sessionNo,
         ++seq,
         event.id,
         event.type,
-        parent,
+        parentIdOf(event),
         null,
         createdAt,
         json,

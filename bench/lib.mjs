@@ -284,6 +284,7 @@ export function stats(samplesNs) {
     n: sorted.length,
     p50: at(50) / 1e3,
     p99: at(99) / 1e3,
+    p999: sorted[Math.ceil(0.999 * sorted.length) - 1] / 1e3,
     max: sorted[sorted.length - 1] / 1e3,
     mean: sum / sorted.length / 1e3,
   };
